@@ -1,0 +1,17 @@
+# Warnings for every genbench target (host C++ and CUDA host code).
+add_library(genbench_warnings INTERFACE)
+target_compile_options(genbench_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --expt-relaxed-constexpr>)
+if(GENBENCH_WARNINGS_AS_ERRORS)
+  target_compile_options(genbench_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+endif()
+
+# Sanitizer build for host code (ASan + UBSan), used by the "asan" preset.
+option(GENBENCH_SANITIZE "Build host code with AddressSanitizer and UBSan" OFF)
+if(GENBENCH_SANITIZE)
+  target_compile_options(genbench_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(genbench_warnings INTERFACE -fsanitize=address,undefined)
+endif()

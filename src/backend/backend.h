@@ -1,0 +1,123 @@
+#pragma once
+// A backend owns a device (a GPU, or the host CPU): its description, its memory with
+// per-point accounting, its clock, and how to wait for it.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace genbench {
+
+enum class BackendKind { host, cuda };
+const char* backend_name(BackendKind k);
+
+// One row of the per-rank system table.
+struct DeviceInfo {
+  int rank = 0;
+  int local_rank = 0;
+  std::string host;
+  std::string backend;
+  int device_index = -1;
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  int sm_count = 0;          // multiprocessors (host: logical CPUs)
+  int cc_major = 0, cc_minor = 0;
+  std::int64_t memory_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  std::string driver_version;
+  std::string runtime_version;
+  std::string nccl_version;
+  std::string cublas_version;
+  std::string cudnn_version;
+  std::string mpi_version;
+  std::string hdf5_version;
+};
+
+// Times one region on the backend's clock: device events for cuda, a steady clock for host.
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double seconds() = 0;  // waits for the region to finish
+};
+
+// Allocations made through the backend are counted, so each point reports its peak extra
+// memory. Buffers are freed when the DeviceBuffer goes out of scope.
+class Backend;
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Backend* owner, void* ptr, std::size_t bytes) : owner_(owner), ptr_(ptr), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  Backend* owner_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+struct MemoryInfo {
+  std::int64_t free_bytes = 0;
+  std::int64_t total_bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual DeviceInfo device_info() const = 0;
+  virtual std::unique_ptr<Timer> make_timer() = 0;
+  virtual void synchronize() = 0;
+  virtual MemoryInfo memory_info() const = 0;
+
+  // Counted allocation; throws OutOfMemory when the device cannot provide it.
+  DeviceBuffer allocate(std::size_t bytes);
+  void reset_peak() { peak_ = current_; }
+  std::int64_t peak_bytes() const { return peak_; }
+  std::int64_t current_bytes() const { return current_; }
+
+ protected:
+  virtual void* raw_allocate(std::size_t bytes) = 0;  // nullptr when out of memory
+  virtual void raw_free(void* p) = 0;
+
+ private:
+  friend class DeviceBuffer;
+  void release(void* p, std::size_t bytes);
+  std::int64_t current_ = 0;
+  std::int64_t peak_ = 0;
+};
+
+class OutOfMemory : public std::exception {
+ public:
+  explicit OutOfMemory(std::string what) : what_(std::move(what)) {}
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
+};
+
+struct BackendOptions {
+  int local_rank = 0;
+  int local_size = 1;
+  bool allow_shared_devices = false;
+};
+
+std::unique_ptr<Backend> make_host_backend(const BackendOptions& opts);
+// nullptr when this build has no CUDA backend.
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
+// Number of CUDA devices visible to this process (0 without a CUDA build or driver).
+int cuda_device_count();
+bool cuda_backend_built();
+
+}  // namespace genbench

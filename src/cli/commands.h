@@ -1,0 +1,28 @@
+#pragma once
+#include <string>
+
+#include "comm/comm.h"
+
+namespace genbench {
+
+#define GENBENCH_VERSION_STRING GENBENCH_VERSION " (" GENBENCH_GIT_REVISION ")"
+
+struct RunArgs {
+  std::string config, output, backend;
+  bool force = false, resume = false, quiet = false;
+  std::string command_line;
+};
+
+struct ValidateArgs {
+  std::string config, backend = "auto";
+  int world_size = 0;
+};
+
+int cmd_run(RunArgs args, const Comm& comm);
+int cmd_validate(const ValidateArgs& args, const Comm& comm);
+int cmd_list();
+int cmd_info(const Comm& comm);
+
+}  // namespace genbench
+
+#include "version.h"

@@ -1,0 +1,79 @@
+// genbench: one binary, subcommands run | validate | list | info.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "backend/backend.h"
+#include "cli/commands.h"
+#include "comm/comm.h"
+#include "core/error.h"
+#include "runner/runner.h"
+
+int main(int argc, char** argv) {
+  using namespace genbench;
+  CLI::App app{"genbench: GPU benchmarks for attention, GEMM and NCCL collectives, one HDF5 file per run"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(GENBENCH_VERSION_STRING));
+
+  RunArgs run_args;
+  auto* run = app.add_subcommand("run", "run every benchmark of a config and write the HDF5 result file");
+  run->add_option("config", run_args.config, "YAML config")->required();
+  run->add_option("-o,--output", run_args.output, "result file (default: the config's settings.output)");
+  run->add_option("--backend", run_args.backend, "auto | cuda | host (overrides the config)")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  run->add_flag("--force", run_args.force, "overwrite an existing result file");
+  run->add_flag("--resume", run_args.resume, "continue an interrupted run in the same file");
+  run->add_flag("-q,--quiet", run_args.quiet, "no progress lines or summary");
+
+  ValidateArgs val_args;
+  auto* validate = app.add_subcommand("validate", "check a config and show what it would run; touches no GPU");
+  validate->add_option("config", val_args.config, "YAML config")->required();
+  validate->add_option("--world-size", val_args.world_size, "ranks the job will have (default: this job's)");
+  validate->add_option("--backend", val_args.backend, "backend to check support against")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+
+  auto* list = app.add_subcommand("list", "ops, implementations, dtypes, and what this machine supports");
+  auto* info = app.add_subcommand("info", "this node's devices and library versions");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  int code = kExitOk;
+  try {
+    if (*list) return cmd_list();
+    Comm comm(&argc, &argv);
+    try {
+      if (*validate) {
+        code = cmd_validate(val_args, comm);
+      } else if (*info) {
+        code = cmd_info(comm);
+      } else if (*run) {
+        run_args.command_line = command_line;
+        code = cmd_run(run_args, comm);
+      }
+    } catch (const UsageError& e) {
+      if (comm.is_root()) std::fprintf(stderr, "genbench: %s\n", e.what());
+      code = kExitUsage;
+    } catch (const std::exception& e) {
+      // A runtime error on one rank: report it and bring the whole job down.
+      std::fprintf(stderr, "genbench: error on rank %d (%s): %s\n", comm.rank(), comm.host().c_str(), e.what());
+      std::fflush(stderr);
+      comm.abort(kExitError);
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "genbench: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "genbench: error: %s\n", e.what());
+    return kExitError;
+  }
+  return code;
+}

@@ -1,0 +1,47 @@
+#pragma once
+// YAML configuration -> typed, fully validated Config. Every error names file:line:column and
+// the key, and is raised before any device work.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+#include "stats/stats.h"
+#include "sweep/point.h"
+
+namespace genbench {
+
+// Parses "4096", "1K", "64M", "4G", "2T", "16KiB", "1MB" (binary multiples); nullopt when
+// malformed or out of int64 range.
+std::optional<std::int64_t> parse_size(const std::string& text);
+
+struct BenchmarkConfig {
+  std::string name;
+  const Op* op = nullptr;
+  std::vector<std::string> implementations;
+  // One list of values per op axis (op->axes() order); an axis absent from the config holds
+  // its default.
+  std::vector<std::vector<AxisValue>> axis_values;
+  TimingPolicy timing;
+  int line = 0;  // where the benchmark starts in the config, for messages
+};
+
+struct Config {
+  std::string path;
+  std::string text;          // the file's full text, stored in the result file
+  std::string backend = "auto";
+  std::string output;        // default output file ("" = none given)
+  std::uint64_t seed = 1234;
+  bool allow_shared_devices = false;  // more ranks than GPUs on a node
+  TimingPolicy timing;       // defaults for every benchmark
+  std::vector<BenchmarkConfig> benchmarks;
+
+  std::uint64_t fingerprint() const;  // identifies the config for --resume
+};
+
+// Throws UsageError("file:line:col: message").
+Config load_config(const std::string& path);
+Config parse_config(const std::string& text, const std::string& path);
+
+}  // namespace genbench

@@ -1,0 +1,30 @@
+#pragma once
+// Names and version of the result-file schema (documented in docs/hdf5-schema.md). Bump
+// kSchemaVersion whenever a reader of the previous version would misread a file.
+namespace genbench::schema {
+
+inline constexpr const char* kFormat = "genbench-results";
+inline constexpr int kSchemaVersion = 1;
+
+// Root attributes.
+inline constexpr const char* kAttrFormat = "format";
+inline constexpr const char* kAttrSchemaVersion = "schema_version";
+inline constexpr const char* kAttrFingerprint = "config_fingerprint";
+inline constexpr const char* kAttrWorldSize = "world_size";
+inline constexpr const char* kAttrBackend = "backend";
+inline constexpr const char* kAttrState = "state";  // running | complete | interrupted | failed
+
+// Groups and datasets.
+inline constexpr const char* kSystem = "/system";
+inline constexpr const char* kBenchmarks = "/benchmarks";
+inline constexpr const char* kPoints = "points";
+inline constexpr const char* kSamples = "samples";
+inline constexpr const char* kRankStats = "rank_stats";
+
+// Point statuses.
+inline constexpr const char* kOk = "ok";
+inline constexpr const char* kFailed = "failed";
+inline constexpr const char* kSkipped = "skipped";
+inline constexpr const char* kUnsupported = "unsupported";
+
+}  // namespace genbench::schema

@@ -1,0 +1,111 @@
+#include "ops/attention.h"
+
+#include <cmath>
+
+#include "core/strings.h"
+
+namespace genbench {
+
+AttentionShape AttentionShape::from(const Point& p) {
+  namespace a = attention_axis;
+  AttentionShape s{};
+  s.seqlen_q = p.integer(a::seqlen_q);
+  s.seqlen_k = p.integer(a::seqlen_k) > 0 ? p.integer(a::seqlen_k) : s.seqlen_q;
+  s.head_dim = p.integer(a::head_dim);
+  s.batch = p.integer(a::tokens) > 0 ? std::max<std::int64_t>(1, p.integer(a::tokens) / s.seqlen_q)
+                                     : p.integer(a::batch);
+  s.heads = p.integer(a::hidden) > 0 ? p.integer(a::hidden) / s.head_dim : p.integer(a::heads);
+  s.heads_kv = p.integer(a::heads_kv) > 0 ? p.integer(a::heads_kv) : s.heads;
+  s.causal = p.boolean(a::causal);
+  s.dtype = *parse_dtype(p.choice(a::dtype));
+  const double scale = p.real(a::scale);
+  s.scale = static_cast<float>(scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  s.graph = p.choice(a::mode) == "graph";
+  return s;
+}
+
+double AttentionShape::flops() const {
+  const double sq = static_cast<double>(seqlen_q), sk = static_cast<double>(seqlen_k);
+  double pairs = sq * sk;
+  if (causal) {
+    if (seqlen_q == seqlen_k) {
+      pairs = sq * sk / 2.0;
+    } else {
+      // Row i (0-based) sees keys j <= i + (sk - sq), clamped to [0, sk].
+      pairs = 0;
+      for (std::int64_t i = 0; i < seqlen_q; ++i) {
+        const std::int64_t n = std::min<std::int64_t>(seqlen_k, std::max<std::int64_t>(0, i + seqlen_k - seqlen_q + 1));
+        pairs += static_cast<double>(n);
+      }
+    }
+  }
+  return 4.0 * static_cast<double>(batch * heads) * pairs * static_cast<double>(head_dim);
+}
+
+namespace {
+
+class AttentionOp final : public Op {
+ public:
+  std::string name() const override { return "attention"; }
+
+  const std::vector<AxisSpec>& axes() const override {
+    static const std::vector<AxisSpec> specs = [] {
+      std::vector<AxisSpec> v(attention_axis::count);
+      namespace a = attention_axis;
+      v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences per batch"};
+      v[a::tokens] = {"tokens", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 40, {}, "total tokens; batch = tokens / seqlen_q"};
+      v[a::heads] = {"heads", AxisType::integer, std::int64_t{16}, {}, 1, 4096, {}, "query heads"};
+      v[a::hidden] = {"hidden", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "model width; heads = hidden / head_dim"};
+      v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{0}, {}, 0, 4096, {}, "key/value heads (0 = heads)"};
+      v[a::seqlen_q] = {"seqlen_q", AxisType::size, std::int64_t{1024}, {}, 1, std::int64_t{1} << 24, {}, "query length"};
+      v[a::seqlen_k] = {"seqlen_k", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 24, {}, "key length (0 = seqlen_q)"};
+      v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
+      v[a::causal] = {"causal", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {}, "bottom-right aligned causal mask"};
+      v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16", "fp8_e4m3", "fp32"}, 0, 0, {}, "input precision"};
+      v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
+      v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
+      return v;
+    }();
+    return specs;
+  }
+
+  std::string check(const Point& p, int) const override {
+    const auto s = AttentionShape::from(p);
+    if (p.integer(attention_axis::hidden) > 0 && p.integer(attention_axis::hidden) % s.head_dim != 0)
+      return strprintf("hidden (%lld) is not a multiple of head_dim (%lld)",
+                       static_cast<long long>(p.integer(attention_axis::hidden)), static_cast<long long>(s.head_dim));
+    if (s.heads < 1) return "heads must be at least 1";
+    if (s.heads % s.heads_kv != 0)
+      return strprintf("heads (%lld) is not a multiple of heads_kv (%lld)", static_cast<long long>(s.heads),
+                       static_cast<long long>(s.heads_kv));
+    return "";
+  }
+
+  Work work(const Point& p, int) const override {
+    const auto s = AttentionShape::from(p);
+    Work w;
+    w.flops = s.flops();
+    const double el = static_cast<double>(dtype_size(s.dtype));
+    w.bytes = el * static_cast<double>(s.batch * s.head_dim) *
+              static_cast<double>(2 * s.heads * s.seqlen_q + 2 * s.heads_kv * s.seqlen_k);
+    return w;
+  }
+
+  std::string describe(const Point& p) const override {
+    const auto s = AttentionShape::from(p);
+    return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s %s", dtype_name(s.dtype),
+                     static_cast<long long>(s.batch), static_cast<long long>(s.heads),
+                     static_cast<long long>(s.heads_kv), static_cast<long long>(s.seqlen_q),
+                     static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim),
+                     s.causal ? " causal" : "", s.graph ? "graph" : "eager");
+  }
+};
+
+}  // namespace
+
+const Op& attention_op() {
+  static const AttentionOp op;
+  return op;
+}
+
+}  // namespace genbench

@@ -1,0 +1,22 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace genbench {
+
+// Element types an op can be swept over. tf32 is fp32 storage with tf32 tensor-core math.
+enum class DType { fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int32 };
+
+const char* dtype_name(DType t);
+std::optional<DType> parse_dtype(const std::string& s);
+std::size_t dtype_size(DType t);  // bytes per element in memory
+const std::vector<std::string>& dtype_names();
+
+// Round a float to the nearest value representable in t (round-to-nearest-even), so host
+// implementations compute on exactly the inputs a device kernel of that precision would see.
+float round_to(DType t, float x);
+
+}  // namespace genbench

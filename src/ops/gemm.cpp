@@ -1,0 +1,78 @@
+#include "ops/gemm.h"
+
+#include "core/strings.h"
+
+namespace genbench {
+
+GemmShape GemmShape::from(const Point& p) {
+  namespace g = gemm_axis;
+  GemmShape s{};
+  s.m = p.integer(g::m);
+  s.n = p.integer(g::n);
+  s.k = p.integer(g::k);
+  s.batch = p.integer(g::batch);
+  s.trans_a = p.choice(g::trans_a) == "t";
+  s.trans_b = p.choice(g::trans_b) == "t";
+  s.dtype = *parse_dtype(p.choice(g::dtype));
+  s.cold = p.choice(g::cache) == "cold";
+  s.graph = p.choice(g::mode) == "graph";
+  return s;
+}
+
+namespace {
+
+class GemmOp final : public Op {
+ public:
+  std::string name() const override { return "gemm"; }
+
+  const std::vector<AxisSpec>& axes() const override {
+    static const std::vector<AxisSpec> specs = [] {
+      std::vector<AxisSpec> v(gemm_axis::count);
+      namespace g = gemm_axis;
+      const std::int64_t big = std::int64_t{1} << 20;
+      v[g::m] = {"m", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "rows of A and D"};
+      v[g::n] = {"n", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "columns of B and D"};
+      v[g::k] = {"k", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "reduction dimension"};
+      v[g::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 16, {}, "batch count"};
+      v[g::trans_a] = {"trans_a", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "A transposed"};
+      v[g::trans_b] = {"trans_b", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "B transposed"};
+      v[g::dtype] = {"dtype", AxisType::choice, std::string("bf16"),
+                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8"}, 0, 0, {},
+                     "input precision ('auto': every precision; those the card lacks are unsupported)"};
+      v[g::dtype].auto_all = true;
+      v[g::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {}, "L2 state"};
+      v[g::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
+      return v;
+    }();
+    return specs;
+  }
+
+  std::string check(const Point&, int) const override { return ""; }
+
+  Work work(const Point& p, int) const override {
+    const auto s = GemmShape::from(p);
+    Work w;
+    w.flops = s.flops();
+    const double in = static_cast<double>(dtype_size(s.dtype));
+    const double out = s.dtype == DType::int8 ? 4.0 : (s.dtype == DType::fp32 || s.dtype == DType::tf32 ? 4.0 : 2.0);
+    w.bytes = static_cast<double>(s.batch) *
+              (in * static_cast<double>(s.m * s.k + s.k * s.n) + out * static_cast<double>(s.m * s.n));
+    return w;
+  }
+
+  std::string describe(const Point& p) const override {
+    const auto s = GemmShape::from(p);
+    return strprintf("%s %lldx%lldx%lld b=%lld %c%c %s %s", dtype_name(s.dtype), static_cast<long long>(s.m),
+                     static_cast<long long>(s.n), static_cast<long long>(s.k), static_cast<long long>(s.batch),
+                     s.trans_a ? 't' : 'n', s.trans_b ? 't' : 'n', s.cold ? "cold" : "hot", s.graph ? "graph" : "eager");
+  }
+};
+
+}  // namespace
+
+const Op& gemm_op() {
+  static const GemmOp op;
+  return op;
+}
+
+}  // namespace genbench

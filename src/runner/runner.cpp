@@ -1,0 +1,425 @@
+#include "runner/runner.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "backend/backend.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "io/result_file.h"
+#include "io/schema.h"
+#include "ops/implementation.h"
+#include "sweep/sweep.h"
+#include "version.h"
+
+namespace genbench {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// DeviceInfo <-> one string, to gather the system table over MPI.
+constexpr char kSep = '\x1f';
+std::string serialize(const DeviceInfo& d) {
+  std::ostringstream os;
+  os << d.rank << kSep << d.local_rank << kSep << d.host << kSep << d.backend << kSep << d.device_index << kSep
+     << d.name << kSep << d.uuid << kSep << d.pci_bus_id << kSep << d.sm_count << kSep << d.cc_major << kSep
+     << d.cc_minor << kSep << d.memory_bytes << kSep << d.l2_bytes << kSep << d.driver_version << kSep
+     << d.runtime_version << kSep << d.nccl_version << kSep << d.cublas_version << kSep << d.cudnn_version << kSep
+     << d.mpi_version << kSep << d.hdf5_version;
+  return os.str();
+}
+
+DeviceInfo deserialize(const std::string& s) {
+  std::vector<std::string> f;
+  std::string cur;
+  for (char c : s) {
+    if (c == kSep) {
+      f.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  f.resize(20);
+  auto i = [&](std::size_t k) { return f[k].empty() ? 0LL : std::stoll(f[k]); };
+  DeviceInfo d;
+  d.rank = static_cast<int>(i(0));
+  d.local_rank = static_cast<int>(i(1));
+  d.host = f[2];
+  d.backend = f[3];
+  d.device_index = static_cast<int>(i(4));
+  d.name = f[5];
+  d.uuid = f[6];
+  d.pci_bus_id = f[7];
+  d.sm_count = static_cast<int>(i(8));
+  d.cc_major = static_cast<int>(i(9));
+  d.cc_minor = static_cast<int>(i(10));
+  d.memory_bytes = i(11);
+  d.l2_bytes = i(12);
+  d.driver_version = f[13];
+  d.runtime_version = f[14];
+  d.nccl_version = f[15];
+  d.cublas_version = f[16];
+  d.cudnn_version = f[17];
+  d.mpi_version = f[18];
+  d.hdf5_version = f[19];
+  return d;
+}
+
+// Severity order used to agree on a point's status across ranks.
+enum Severity : std::int64_t { kSevOk = 0, kSevUnsupported = 1, kSevSkipped = 2, kSevFailed = 3 };
+const char* severity_status(std::int64_t s) {
+  switch (s) {
+    case kSevUnsupported: return schema::kUnsupported;
+    case kSevSkipped: return schema::kSkipped;
+    case kSevFailed: return schema::kFailed;
+    default: return schema::kOk;
+  }
+}
+
+// Every rank contributes (severity, reason); all learn the worst severity, and the reason of
+// the first rank that has it (prefixed with that rank when the job has several).
+std::pair<std::int64_t, std::string> agree(const Comm& comm, std::int64_t sev, const std::string& reason) {
+  const std::int64_t worst = comm.max(sev);
+  if (worst == kSevOk) return {worst, ""};
+  const std::int64_t who = comm.min(sev == worst ? std::int64_t{comm.rank()} : std::int64_t{comm.size()});
+  std::string r = comm.rank() == who ? reason : std::string();
+  comm.broadcast(r, static_cast<int>(who));
+  if (comm.size() > 1) r = strprintf("rank %lld: ", static_cast<long long>(who)) + r;
+  return {worst, r};
+}
+
+struct Outcome {
+  std::string bench, impl, what, status, reason;
+  double median = 0, tflops = 0, busbw = 0, algbw = 0;
+  std::int64_t peak = 0;
+};
+
+std::string metric_text(const Outcome& o) {
+  if (o.status != schema::kOk) return "";
+  if (o.tflops > 0) return strprintf("%.3f TFLOP/s", o.tflops);
+  if (o.busbw > 0 || o.algbw > 0) return strprintf("busbw %.2f GB/s", o.busbw);
+  return "";
+}
+
+void print_summary(const std::vector<Outcome>& rows, const std::string& path, const std::string& backend) {
+  std::size_t wb = 9, wi = 4, ww = 5;
+  for (const auto& r : rows) {
+    wb = std::max(wb, r.bench.size());
+    wi = std::max(wi, r.impl.size());
+    ww = std::min<std::size_t>(60, std::max(ww, r.what.size()));
+  }
+  std::printf("\nSummary (%s backend, %zu points) -> %s\n", backend.c_str(), rows.size(), path.c_str());
+  std::printf("%-*s  %-*s  %-*s  %-11s  %10s  %s\n", int(wb), "benchmark", int(wi), "impl", int(ww), "point", "status",
+              "median", "rate");
+  std::map<std::string, int> counts;
+  for (const auto& r : rows) {
+    counts[r.status]++;
+    std::printf("%-*s  %-*s  %-*.*s  %-11s  %10s  %s\n", int(wb), r.bench.c_str(), int(wi), r.impl.c_str(), int(ww),
+                int(ww), r.what.c_str(), r.status.c_str(),
+                r.status == schema::kOk ? format_seconds(r.median).c_str() : "-",
+                r.status == schema::kOk ? metric_text(r).c_str() : r.reason.substr(0, 70).c_str());
+  }
+  std::string tally;
+  for (const auto& [k, v] : counts) tally += strprintf("%s%d %s", tally.empty() ? "" : ", ", v, k.c_str());
+  std::printf("%s\n", tally.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1}) sigaction(s, &sa, nullptr);
+}
+
+bool stop_requested() { return g_stop != 0; }
+
+std::string resolve_backend(const std::string& requested) {
+  if (requested == "host") return "host";
+  if (requested == "cuda") return "cuda";
+  return cuda_backend_built() && cuda_device_count() > 0 ? "cuda" : "host";
+}
+
+int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) {
+  const bool root = comm.is_root();
+  const std::string requested = opts.backend.empty() ? cfg.backend : opts.backend;
+  const std::string backend_name = resolve_backend(requested);
+
+  // All ranks must run the same backend.
+  const std::int64_t cuda_votes = comm.max(std::int64_t{backend_name == "cuda"});
+  const std::int64_t host_votes = comm.max(std::int64_t{backend_name == "host"});
+  if (cuda_votes && host_votes)
+    throw UsageError("ranks disagree on the backend (some nodes have GPUs, some not); pass --backend explicitly");
+
+  BackendOptions bo;
+  bo.local_rank = comm.local_rank();
+  bo.local_size = comm.local_size();
+  bo.allow_shared_devices = cfg.allow_shared_devices;
+  std::unique_ptr<Backend> backend;
+  std::string local_error;
+  try {
+    if (backend_name == "cuda") {
+      if (!cuda_backend_built()) throw UsageError("--backend cuda: this build has no CUDA backend");
+      backend = make_cuda_backend(bo);
+    } else {
+      backend = make_host_backend(bo);
+    }
+  } catch (const std::exception& e) {
+    local_error = e.what();
+  }
+  if (const auto [sev, why] = agree(comm, local_error.empty() ? kSevOk : kSevFailed, local_error); sev != kSevOk)
+    throw UsageError(why);
+
+  // System table.
+  DeviceInfo me = backend->device_info();
+  me.rank = comm.rank();
+  me.local_rank = comm.local_rank();
+  me.host = comm.host();
+  me.mpi_version = Comm::library_version();
+  const auto infos_raw = comm.gather(serialize(me));
+
+  // Output file: created or resumed by rank 0; every rank learns what is already done.
+  RunAttributes attrs;
+  attrs.tool_version = GENBENCH_VERSION;
+  attrs.git_revision = GENBENCH_GIT_REVISION;
+  attrs.config_text = cfg.text;
+  attrs.config_path = cfg.path;
+  attrs.config_fingerprint = cfg.fingerprint();
+  attrs.command_line = opts.command_line;
+  attrs.start_utc = utc_now();
+  attrs.world_size = comm.size();
+  attrs.backend = backend_name;
+  std::unique_ptr<ResultFile> file;
+  std::map<std::string, std::set<std::size_t>> done;
+  std::string file_error, done_text;
+  if (root) {
+    try {
+      if (opts.resume) {
+        file = std::make_unique<ResultFile>(ResultFile::resume(opts.output, attrs, &done));
+      } else {
+        file = std::make_unique<ResultFile>(ResultFile::create(opts.output, opts.force, attrs));
+        std::vector<DeviceInfo> infos;
+        for (const auto& s : infos_raw) infos.push_back(deserialize(s));
+        file->write_system(infos);
+      }
+    } catch (const std::exception& e) {
+      file_error = e.what();
+    }
+    for (const auto& [bench, set] : done) {
+      done_text += bench + "\n";
+      for (auto i : set) done_text += std::to_string(i) + " ";
+      done_text += "\n";
+    }
+  }
+  comm.broadcast(file_error);
+  if (!file_error.empty()) throw UsageError(file_error);
+  comm.broadcast(done_text);
+  if (!root) {
+    std::istringstream in(done_text);
+    std::string bench, line;
+    while (std::getline(in, bench) && std::getline(in, line)) {
+      std::istringstream nums(line);
+      std::size_t v;
+      while (nums >> v) done[bench].insert(v);
+    }
+  }
+
+  std::size_t total = 0, already = 0;
+  for (const auto& b : cfg.benchmarks) total += sweep_size(b);
+  for (const auto& [k, v] : done) already += v.size();
+  if (root && !opts.quiet) {
+    std::printf("genbench %s: %zu benchmark(s), %zu points, %d rank(s), %s backend%s -> %s\n", GENBENCH_VERSION,
+                cfg.benchmarks.size(), total, comm.size(), backend_name.c_str(),
+                opts.resume ? strprintf(", resuming (%zu done)", already).c_str() : "", opts.output.c_str());
+    std::printf("rank 0: %s (%s)\n", me.name.c_str(), me.host.c_str());
+    std::fflush(stdout);
+  }
+
+  const BackendKind kind = backend->kind();
+  std::vector<Outcome> outcomes;
+  std::size_t counter = already;
+  bool any_failed = false;
+  bool interrupted = false;
+
+  for (const auto& b : cfg.benchmarks) {
+    BenchmarkInfo info;
+    info.name = b.name;
+    info.op = b.op;
+    info.implementations = b.implementations;
+    info.sweep_size = sweep_size(b);
+    info.max_iterations = b.timing.max_iterations;
+    info.timing = b.timing;
+    const auto points = expand(b);
+    const auto& done_here = done[b.name];
+    for (const auto& p : points) {
+      if (done_here.count(p.index)) continue;
+      if (comm.max(std::int64_t{stop_requested()})) {
+        interrupted = true;
+        break;
+      }
+      ++counter;
+      PointRecord rec;
+      rec.point = p;
+      rec.work = b.op->work(p, comm.size());
+      const Implementation* impl = Registry::instance().find(b.op->name(), p.impl, kind);
+      std::int64_t sev = kSevOk;
+      std::string reason;
+      Context ctx{*backend, comm, cfg.seed * 1000003ull + p.index * 7919ull + std::hash<std::string>{}(b.name)};
+      std::unique_ptr<Case> c;
+      std::int64_t free_before = backend->memory_info().free_bytes, delta = 0;
+      backend->reset_peak();
+      const std::int64_t base = backend->current_bytes();
+
+      if (const std::string why = b.op->skip_reason(p, comm.size()); !why.empty()) {
+        sev = kSevSkipped;
+        reason = why;
+      } else if (!impl) {
+        sev = kSevUnsupported;
+        reason = "'" + p.impl + "' has no " + backend_name + " implementation";
+      } else if (const std::string why2 = impl->can_implement(p, ctx); !why2.empty()) {
+        sev = kSevUnsupported;
+        reason = why2;
+      }
+      std::tie(sev, reason) = agree(comm, sev, reason);
+
+      // Prepare: allocation failures are skips, anything else is a failure.
+      if (sev == kSevOk) {
+        try {
+          c = impl->prepare(p, ctx);
+          delta = free_before - backend->memory_info().free_bytes;
+        } catch (const OutOfMemory& e) {
+          sev = kSevSkipped;
+          reason = e.what();
+        } catch (const std::exception& e) {
+          sev = kSevFailed;
+          reason = std::string("prepare: ") + e.what();
+        }
+        std::tie(sev, reason) = agree(comm, sev, reason);
+      }
+
+      // Validate before timing.
+      if (sev == kSevOk) {
+        Validation v;
+        try {
+          v = c->validate();
+          if (!v.ok) {
+            sev = kSevFailed;
+            reason = "validation: " + v.detail;
+          }
+        } catch (const std::exception& e) {
+          sev = kSevFailed;
+          reason = std::string("validate: ") + e.what();
+        }
+        rec.validation_error = comm.max(v.error);
+        rec.validation_tolerance = v.tolerance;
+        std::tie(sev, reason) = agree(comm, sev, reason);
+      }
+
+      // Time: warm-up, then barrier-started iterations until the slowest-rank samples converge.
+      std::vector<double> mine;
+      if (sev == kSevOk) {
+        try {
+          auto timer = backend->make_timer();
+          for (int w = 0; w < b.timing.warmup; ++w) {
+            comm.barrier();
+            c->run();
+            backend->synchronize();
+          }
+          StopCriterion stop(b.timing);
+          for (;;) {
+            comm.barrier();
+            timer->start();
+            c->run();
+            timer->stop();
+            const double t = timer->seconds();
+            mine.push_back(t);
+            if (stop.add(comm.max(t))) break;
+          }
+          rec.stop_reason = stop.reason();
+          rec.slowest = summarize(stop.samples());
+          rec.variant = c->variant();
+        } catch (const std::exception& e) {
+          sev = kSevFailed;
+          reason = std::string("run: ") + e.what();
+        }
+        std::tie(sev, reason) = agree(comm, sev, reason);
+      }
+      c.reset();
+      rec.status = severity_status(sev);
+      rec.reason = reason;
+      if (sev == kSevFailed) any_failed = true;
+
+      // Gather this point's per-rank data to rank 0.
+      const std::int64_t n = comm.max(static_cast<std::int64_t>(mine.size()));
+      mine.resize(static_cast<std::size_t>(n), std::nan(""));
+      const auto all = comm.gather(mine);
+      const auto mem = comm.gather(std::vector<std::int64_t>{backend->peak_bytes() - base, delta});
+      if (root) {
+        rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
+        rec.ranks.resize(static_cast<std::size_t>(comm.size()));
+        for (int r = 0; r < comm.size(); ++r) {
+          auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * n;
+          rec.samples[static_cast<std::size_t>(r)].assign(first, first + n);
+          rec.ranks[static_cast<std::size_t>(r)].summary = summarize(sev == kSevOk ? rec.samples[static_cast<std::size_t>(r)] : std::vector<double>{});
+          rec.ranks[static_cast<std::size_t>(r)].peak_memory_bytes = mem[static_cast<std::size_t>(2 * r)];
+          rec.ranks[static_cast<std::size_t>(r)].memory_delta_bytes = mem[static_cast<std::size_t>(2 * r + 1)];
+        }
+        if (sev != kSevOk) rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
+        const double med = rec.slowest.median;
+        if (sev == kSevOk && med > 0) {
+          if (rec.work.flops > 0) rec.tflops = rec.work.flops / med / 1e12;
+          if (rec.work.busbw_factor > 0) {
+            rec.algbw_gbps = rec.work.bytes / med / 1e9;
+            rec.busbw_gbps = rec.algbw_gbps * rec.work.busbw_factor;
+          }
+        }
+        std::string write_error;
+        try {
+          file->append(info, rec);
+        } catch (const std::exception& e) {
+          write_error = e.what();
+        }
+        if (!write_error.empty()) {
+          std::fprintf(stderr, "genbench: %s\n", write_error.c_str());
+          comm.abort(kExitError);
+        }
+        Outcome o{b.name, p.impl, b.op->describe(p), rec.status, rec.reason, med, rec.tflops, rec.busbw_gbps,
+                  rec.algbw_gbps, 0};
+        if (!opts.quiet) {
+          std::printf("[%*zu/%zu] %s/%s  %s  %s", int(std::to_string(total).size()), counter, total, b.name.c_str(),
+                      p.impl.c_str(), o.what.c_str(), o.status.c_str());
+          if (sev == kSevOk) std::printf("  %s  %s", format_seconds(med).c_str(), metric_text(o).c_str());
+          else std::printf(": %s", reason.c_str());
+          std::printf("\n");
+          std::fflush(stdout);
+        }
+        outcomes.push_back(std::move(o));
+      }
+    }
+    if (interrupted) break;
+  }
+
+  if (root) {
+    file->finish(interrupted ? "interrupted" : "complete", utc_now());
+    if (!opts.quiet) print_summary(outcomes, opts.output, backend_name);
+    if (interrupted)
+      std::fprintf(stderr, "genbench: interrupted; %s holds every completed point. Continue with: genbench run %s -o %s --resume\n",
+                   opts.output.c_str(), cfg.path.c_str(), opts.output.c_str());
+  }
+  if (interrupted) return kExitInterrupted;
+  return comm.max(std::int64_t{any_failed}) ? kExitFailedPoints : kExitOk;
+}
+
+}  // namespace genbench

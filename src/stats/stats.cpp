@@ -1,0 +1,65 @@
+#include "stats/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace genbench {
+
+double percentile_sorted(const std::vector<double>& s, double q) {
+  if (s.empty()) return std::nan("");
+  const double pos = q * static_cast<double>(s.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, s.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return s[lo] + (s[hi] - s[lo]) * frac;
+}
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  s.n = v.size();
+  if (v.empty()) {
+    s.mean = s.median = s.stddev = s.min = s.max = s.p10 = s.p90 = s.p99 = std::nan("");
+    return s;
+  }
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
+  s.median = percentile_sorted(v, 0.5);
+  s.p10 = percentile_sorted(v, 0.10);
+  s.p90 = percentile_sorted(v, 0.90);
+  s.p99 = percentile_sorted(v, 0.99);
+  return s;
+}
+
+double median_rel_error(const Summary& s) {
+  if (s.n < 2 || !(s.median > 0)) return INFINITY;
+  return 1.2533 * s.stddev / (std::sqrt(static_cast<double>(s.n)) * s.median);
+}
+
+bool StopCriterion::add(double seconds) {
+  samples_.push_back(seconds);
+  total_ += seconds;
+  const int n = static_cast<int>(samples_.size());
+  if (n >= policy_.max_iterations) {
+    reason_ = "max_iterations";
+    return true;
+  }
+  if (total_ >= policy_.max_time_s && n >= 1) {
+    reason_ = "max_time";
+    return true;
+  }
+  if (n >= policy_.min_iterations && total_ >= policy_.min_time_s) {
+    if (median_rel_error(summarize(samples_)) <= policy_.target_rel_noise) {
+      reason_ = "converged";
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace genbench

@@ -1,0 +1,46 @@
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace genbench {
+
+struct Summary {
+  std::size_t n = 0;
+  double mean = 0, median = 0, stddev = 0, min = 0, max = 0, p10 = 0, p90 = 0, p99 = 0;
+};
+
+// Percentile by linear interpolation between order statistics (q in [0, 1]).
+double percentile_sorted(const std::vector<double>& sorted, double q);
+Summary summarize(std::vector<double> samples);
+
+// When to stop iterating a point. Evaluated on the slowest-rank samples, which every rank
+// holds identically, so every rank stops after the same iteration.
+struct TimingPolicy {
+  int warmup = 3;
+  int min_iterations = 10;
+  int max_iterations = 1000;
+  double min_time_s = 0.05;   // sum of timed samples before an early stop is allowed
+  double max_time_s = 5.0;    // hard stop for one point
+  double target_rel_noise = 0.01;  // stop once the median's relative standard error is below this
+};
+
+// Relative standard error of the median: 1.2533 * stddev / (sqrt(n) * median).
+double median_rel_error(const Summary& s);
+
+class StopCriterion {
+ public:
+  explicit StopCriterion(const TimingPolicy& p) : policy_(p) {}
+  // Add one sample (seconds); returns true when the point should stop.
+  bool add(double seconds);
+  const std::vector<double>& samples() const { return samples_; }
+  // Why it stopped: "converged", "max_iterations", "max_time".
+  const char* reason() const { return reason_; }
+
+ private:
+  TimingPolicy policy_;
+  std::vector<double> samples_;
+  double total_ = 0;
+  const char* reason_ = "";
+};
+
+}  // namespace genbench
