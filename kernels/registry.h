@@ -1,13 +1,18 @@
 #pragma once
 // Factories of every implementation; registered in kernels/registry.cpp.
 #include <memory>
+#include <string>
 
 #include "ops/implementation.h"
 
 namespace genbench {
 
+// host backend
 std::unique_ptr<Implementation> make_attention_reference_host();
 std::unique_ptr<Implementation> make_gemm_reference_host();
 std::unique_ptr<Implementation> make_collective_mpi();
+
+// A CUDA implementation in a build without the CUDA backend: listed, never runnable.
+std::unique_ptr<Implementation> make_unavailable(const Op& op, const std::string& name, const std::string& description);
 
 }  // namespace genbench

@@ -20,8 +20,8 @@ struct AxisSpec {
   std::int64_t min = 1;               // inclusive bounds of integer/size axes
   std::int64_t max = INT64_MAX;
   std::vector<std::int64_t> allowed;  // when non-empty, the only legal integer values
-  bool auto_all = false;              // a choice axis where 'auto' means every choice
   std::string help;
+  bool auto_all = false;  // a choice axis where 'auto' means every choice
 };
 
 // Work done by one execution of a point on one rank, used for the derived metrics.
