@@ -1,0 +1,82 @@
+"""Command line: python -m genbench_analysis {report,compare} ..."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from . import __version__
+from .loader import ResultFileError, load
+
+
+def _load_all(paths):
+    results = []
+    for p in paths:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append(load(p))
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
+    return results
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+
+    results = _load_all(args.files)
+    out = write_report(results, args.output, straggler_threshold=args.straggler_threshold)
+    print(f"wrote {out['markdown']} and {out['html']} ({len(out['plots'])} plots, {len(out['skipped'])} skipped)")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare, format_comparison
+
+    a, b = _load_all([args.a, args.b])
+    cmp = compare(a, b, threshold=args.threshold, benchmarks=args.benchmark)
+    fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
+    text = format_comparison(cmp, a, b, fmt)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m genbench_analysis",
+                                description="Reports and comparisons of genbench result files (HDF5).")
+    p.add_argument("--version", action="version", version=f"genbench_analysis {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("report", help="write report.md and report.html with plots for one or more result files")
+    r.add_argument("files", nargs="+", help="result files (.h5)")
+    r.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for report.md, report.html and plots")
+    r.add_argument("--straggler-threshold", type=float, default=0.05, metavar="FRAC",
+                   help="flag ranks whose median is this much above the cross-rank median (default 0.05)")
+    r.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("compare", help="B/A ratios per point with noise-aware verdicts")
+    c.add_argument("a", metavar="A.h5", help="baseline")
+    c.add_argument("b", metavar="B.h5", help="candidate")
+    fmt = c.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="every joined row as CSV")
+    fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    c.add_argument("--threshold", type=float, default=0.0, metavar="FRAC",
+                   help="call differences below this fraction 'same' even when the noise is smaller (default 0)")
+    c.add_argument("-b", "--benchmark", action="append", metavar="NAME", help="only this benchmark (repeatable)")
+    c.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    c.set_defaults(func=cmd_compare)
+
+    args = p.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ResultFileError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

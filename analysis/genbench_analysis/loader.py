@@ -1,0 +1,369 @@
+"""Reading genbench result files (HDF5, schema version 1) into pandas DataFrames.
+
+The file layout is described in docs/hdf5-schema.md. In short: root attributes describe the
+run, /system has one row per rank, and /benchmarks/<name>/ holds three datasets whose first
+dimension is the point row: ``points`` (one compound row per point), ``samples``
+(float64 [row, rank, iteration], NaN past the iterations a point ran) and ``rank_stats``
+(compound [row, rank]).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+import pandas as pd
+
+FORMAT = "genbench-results"
+SCHEMA_VERSION = 1
+
+# Columns of a points table that are not benchmark parameters.
+STATUS_COLUMNS = ["status", "reason", "variant", "stop_reason"]
+OK = "ok"
+
+
+class ResultFileError(Exception):
+    """A file that this package cannot read as a genbench result file."""
+
+
+class NotHDF5Error(ResultFileError):
+    """Not an HDF5 file at all, or one cut short (truncated, damaged)."""
+
+
+class NotGenbenchFileError(ResultFileError):
+    """A readable HDF5 file that genbench did not write (no format='genbench-results')."""
+
+
+class SchemaVersionError(ResultFileError):
+    """A genbench file of a schema version this package does not know."""
+
+
+class ResultStateWarning(UserWarning):
+    """The run that wrote the file did not finish (state running, interrupted or failed)."""
+
+
+def _decode(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", errors="replace").rstrip("\x00")
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "SO":
+            return [_decode(x) for x in v.tolist()]
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _frame(data: np.ndarray) -> pd.DataFrame:
+    """A compound (structured) array as a DataFrame; fixed-length byte strings decoded."""
+    cols = {}
+    for name in data.dtype.names or ():
+        col = data[name]
+        if col.dtype.kind == "S":
+            cols[name] = np.array([_decode(x) for x in col.tolist()], dtype=object)
+        elif col.dtype.kind == "O":
+            cols[name] = np.array([_decode(x) for x in col.tolist()], dtype=object)
+        elif col.ndim > 1:  # array-valued column: keep one Python list per row
+            cols[name] = list(col)
+        else:
+            cols[name] = col
+    return pd.DataFrame(cols)
+
+
+def _units(dset) -> Dict[str, str]:
+    out = {}
+    for k, v in dset.attrs.items():
+        if k.startswith("unit_"):
+            out[k[len("unit_"):]] = _decode(v)
+    return out
+
+
+@dataclass
+class Benchmark:
+    """What one /benchmarks/<name> group says about itself."""
+
+    name: str
+    op: str
+    axes: List[str]
+    implementations: List[str]
+    attrs: Dict[str, object] = field(default_factory=dict)
+
+
+def device_label(backend: str, system: pd.DataFrame) -> str:
+    """How plots name the hardware of one file: 'host backend (CPU)' or e.g. '8x NVIDIA H200'."""
+    if backend == "host" or system.empty:
+        return "host backend (CPU)" if backend in ("host", "") else f"{backend} backend"
+    names = system["name"].tolist() if "name" in system else []
+    uniq = list(dict.fromkeys(n for n in names if n))
+    if not uniq:
+        return f"{backend} backend"
+    if len(uniq) == 1:
+        return f"{len(names)}x {uniq[0]}" if len(names) > 1 else uniq[0]
+    return " + ".join(f"{names.count(n)}x {n}" for n in uniq)
+
+
+class Result:
+    """One genbench result file.
+
+    attrs       root attributes (dict)
+    system      one row per rank (DataFrame)
+    benchmarks  name -> Benchmark (op, axes, implementations, group attributes)
+    points      one row per (benchmark, point): parameters, status, metrics (DataFrame)
+    ranks       one row per (benchmark, point, rank): that rank's own statistics, plus
+                ``rel_median`` = rank median / median over ranks of the point
+    units       column -> unit of the points table
+    samples(b)  long-form raw samples of benchmark b (read on request)
+    """
+
+    def __init__(self, path: str, attrs: dict, system: pd.DataFrame, benchmarks: Dict[str, Benchmark],
+                 points: pd.DataFrame, ranks: pd.DataFrame, units: Optional[Dict[str, str]] = None):
+        self.path = path
+        self.attrs = attrs
+        self.system = system
+        self.benchmarks = benchmarks
+        self.points = points
+        self.ranks = ranks
+        self.units = units or {}
+
+    # --- labels -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def backend(self) -> str:
+        return str(self.attrs.get("backend", ""))
+
+    @property
+    def device(self) -> str:
+        return device_label(self.backend, self.system)
+
+    @property
+    def label(self) -> str:
+        """Device and file, as plots and tables name this result."""
+        return f"{self.device} \u2014 {self.name}"
+
+    def __repr__(self) -> str:
+        return (f"Result({self.path!r}, {self.device}, {len(self.benchmarks)} benchmarks, "
+                f"{len(self.points)} points, state={self.attrs.get('state')!r})")
+
+    # --- access -------------------------------------------------------------------------
+    def table(self, benchmark: str) -> pd.DataFrame:
+        """The points of one benchmark with only the columns that benchmark has."""
+        b = self.benchmarks[benchmark]
+        df = self.points[self.points["benchmark"] == benchmark]
+        keep = [c for c in df.columns if c not in self._axis_union() or c in b.axes]
+        return df[keep].reset_index(drop=True)
+
+    def _axis_union(self) -> set:
+        return {a for b in self.benchmarks.values() for a in b.axes}
+
+    def samples(self, benchmark: str) -> pd.DataFrame:
+        """Raw per-iteration times of one benchmark, long form.
+
+        Columns: benchmark, point, impl, rank, iteration, time_s. NaN padding is dropped.
+        """
+        if benchmark not in self.benchmarks:
+            raise KeyError(f"{self.path}: no benchmark {benchmark!r} (have: {', '.join(self.benchmarks)})")
+        import h5py
+
+        try:
+            with h5py.File(self.path, "r") as f:
+                data = f["benchmarks"][benchmark]["samples"][()]
+        except (OSError, KeyError) as e:
+            raise ResultFileError(f"{self.path}: cannot read the samples of {benchmark!r}: {e}") from e
+        pts = self.points[self.points["benchmark"] == benchmark]
+        rows = pts["row"].to_numpy()
+        n_rows = min(len(rows), data.shape[0])
+        data = data[:n_rows]
+        r, k, i = np.nonzero(~np.isnan(data))
+        # np.nonzero walks row-major, so the result is ordered by point row, rank, iteration.
+        by_row = pts.set_index("row")
+        return pd.DataFrame({
+            "benchmark": benchmark,
+            "point": by_row.loc[r, "point"].to_numpy() if len(r) else np.array([], dtype=np.int64),
+            "impl": by_row.loc[r, "impl"].to_numpy() if len(r) else np.array([], dtype=object),
+            "rank": k.astype(np.int64),
+            "iteration": i.astype(np.int64),
+            "time_s": data[r, k, i],
+        })
+
+    def axes(self, benchmark: str) -> List[str]:
+        return list(self.benchmarks[benchmark].axes)
+
+
+def _check_file(path: str):
+    """Opens path as a genbench file of a known schema, or raises a ResultFileError."""
+    import h5py
+
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        is_h5 = h5py.is_hdf5(path)
+    except OSError:
+        is_h5 = False
+    if not is_h5:
+        raise NotHDF5Error(f"{path}: not an HDF5 file (no HDF5 signature); is it a genbench result file?")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise NotHDF5Error(f"{path}: cannot be opened as HDF5, the file is damaged or truncated ({e})") from e
+    try:
+        fmt = _decode(f.attrs["format"]) if "format" in f.attrs else None
+        if fmt != FORMAT:
+            what = "no 'format' attribute" if fmt is None else f"format={fmt!r}"
+            raise NotGenbenchFileError(f"{path}: not a genbench result file ({what}; expected format={FORMAT!r})")
+        version = _decode(f.attrs["schema_version"]) if "schema_version" in f.attrs else None
+        if version != SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{path}: schema version {version}, but this genbench_analysis reads version {SCHEMA_VERSION}; "
+                "use the analysis package of the genbench release that wrote the file")
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def load(path) -> Result:
+    """Reads a genbench result file.
+
+    Raises NotHDF5Error (not HDF5, truncated), NotGenbenchFileError (another tool's file) or
+    SchemaVersionError (unknown schema version); all three are ResultFileError.
+    """
+    path = os.fspath(path)
+    f = _check_file(path)
+    try:
+        with f:
+            return _read(path, f)
+    except ResultFileError:
+        raise
+    except (OSError, KeyError, ValueError) as e:
+        raise NotHDF5Error(f"{path}: cannot be read, the file is damaged or truncated ({e})") from e
+
+
+def _read(path: str, f) -> Result:
+    attrs = {k: _decode(v) for k, v in f.attrs.items()}
+    state = attrs.get("state")
+    if state != "complete":
+        warnings.warn(f"{path}: the run is not complete (state={state!r}); its results may be partial",
+                      ResultStateWarning, stacklevel=3)
+
+    system = _frame(f["system"][()]) if "system" in f else pd.DataFrame()
+
+    benchmarks: Dict[str, Benchmark] = {}
+    point_frames, rank_frames = [], []
+    units: Dict[str, str] = {}
+    int_axes = set()
+    group = f["benchmarks"] if "benchmarks" in f else {}
+    for name in group:
+        g = group[name]
+        gattrs = {k: _decode(v) for k, v in g.attrs.items()}
+        axes = gattrs.get("axes", []) or []
+        impls = gattrs.get("implementations", []) or []
+        b = Benchmark(name=name, op=str(gattrs.get("op", name)), axes=list(axes), implementations=list(impls),
+                      attrs=gattrs)
+        benchmarks[name] = b
+        if "points" not in g:
+            continue
+        pdata = g["points"][()]
+        units.update(_units(g["points"]))
+        pts = _frame(pdata)
+        n = len(pts)
+        pts.insert(0, "benchmark", name)
+        pts.insert(1, "op", b.op)
+        pts.insert(2, "row", np.arange(n, dtype=np.int64))
+        for a in b.axes:
+            if a in pts and pts[a].dtype.kind in "iu":
+                int_axes.add(a)
+
+        # Per-rank statistics; a point row is only written after its rank_stats row.
+        if "rank_stats" in g:
+            rs = g["rank_stats"][()][:n]
+            nranks = rs.shape[1] if rs.ndim == 2 else 0
+            flat = _frame(rs.reshape(-1)) if rs.size else pd.DataFrame()
+            if not flat.empty:
+                flat.insert(0, "benchmark", name)
+                flat.insert(1, "row", np.repeat(np.arange(rs.shape[0], dtype=np.int64), nranks))
+                flat.insert(2, "rank", np.tile(np.arange(nranks, dtype=np.int64), rs.shape[0]))
+                key = pts[["row", "point", "impl", "status"]]
+                flat = flat.merge(key, on="row", how="left")
+                rank_frames.append(flat)
+
+        # Iterations actually recorded, per rank, from the samples (NaN past the end).
+        if "samples" in g:
+            s = g["samples"]
+            rows = min(n, s.shape[0])
+            counts = np.zeros(n, dtype=np.int64)
+            if rows:
+                finite = ~np.isnan(s[:rows])
+                per_rank = finite.sum(axis=2)
+                counts[:rows] = per_rank.max(axis=1) if per_rank.size else 0
+            pts["samples_per_rank"] = counts
+        point_frames.append(pts)
+
+    points = _concat(point_frames, int_axes)
+    if not points.empty:
+        points["rel_noise"] = relative_noise(points)
+    ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(
+        columns=["benchmark", "row", "rank", "point", "impl", "status", "median_s"])
+    if not ranks.empty and "median_s" in ranks:
+        med = ranks.groupby(["benchmark", "row"])["median_s"].transform("median")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ranks["rel_median"] = ranks["median_s"] / med
+        if "host" in system and "rank" in system:
+            ranks = ranks.merge(system[["rank", "host"]], on="rank", how="left")
+    return Result(path, attrs, system, benchmarks, points, ranks, units)
+
+
+# p90 - p10 of a normal distribution spans 2 * 1.2816 standard deviations.
+_P10_P90_SIGMAS = 2 * 1.2815515655446004
+
+
+def relative_noise(points: pd.DataFrame) -> pd.Series:
+    """Spread of each point's samples relative to its median: (p90 - p10) / (2.563 * median).
+
+    For normally distributed times this is stddev / median; unlike stddev / mean it is not
+    inflated by the odd outlier iteration. Falls back to stddev / mean where the percentiles
+    are missing. NaN for points without samples.
+    """
+    med = points.get("time_median_s")
+    p10, p90 = points.get("time_p10_s"), points.get("time_p90_s")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if med is not None and p10 is not None and p90 is not None:
+            noise = (p90 - p10) / (_P10_P90_SIGMAS * med)
+        else:
+            noise = pd.Series(np.nan, index=points.index)
+        mean, std = points.get("time_mean_s"), points.get("time_stddev_s")
+        if mean is not None and std is not None:
+            noise = noise.where(noise.notna(), std / mean)
+        if med is not None:
+            noise = noise.where(med > 0)
+    return noise.astype(float)
+
+
+def _concat(frames: List[pd.DataFrame], int_axes: set) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame(columns=["benchmark", "op", "row", "point", "impl", "status"])
+    if len(frames) > 1:
+        # Integer axes that some benchmark lacks become nullable integers, not floats.
+        for fr in frames:
+            for a in int_axes:
+                if a in fr:
+                    fr[a] = fr[a].astype("Int64")
+    out = pd.concat(frames, ignore_index=True, sort=False)
+    # Keep the natural order: identification, axes, then status and metrics.
+    first = ["benchmark", "op", "row", "point", "impl"]
+    axes = []
+    for fr in frames:
+        for c in fr.columns:
+            if c in first or c in axes:
+                continue
+            if c == "status":
+                break
+            axes.append(c)
+    rest = [c for c in out.columns if c not in first and c not in axes]
+    return out[first + axes + rest]
+
