@@ -49,7 +49,7 @@ def combined_noise(noise_a: float, noise_b: float) -> float:
 
 def geomean(values) -> float:
     """Geometric mean of the finite positive values; NaN when there are none."""
-    v = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
+    v = np.asarray(pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce"), dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
     return float(np.exp(np.mean(np.log(v)))) if v.size else float("nan")
 

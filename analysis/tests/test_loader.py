@@ -1,0 +1,153 @@
+"""The loader on files the real genbench binary wrote."""
+
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+import genbench_analysis as ga
+from conftest import RANKS
+
+STATUSES = {"ok", "failed", "skipped", "unsupported"}
+# From tests/data/small.yaml
+MIN_ITERS, MAX_ITERS = 4, 12
+
+
+@pytest.fixture(scope="module")
+def res(file_a):
+    return ga.load(file_a)
+
+
+def test_root_attributes(res):
+    a = res.attrs
+    assert a["format"] == "genbench-results"
+    assert a["schema_version"] == 1
+    assert a["world_size"] == RANKS
+    assert a["backend"] == "host"
+    assert a["state"] == "complete"
+    assert "benchmarks:" in a["config"]
+    assert res.device == "host backend (CPU)"
+    assert res.label.endswith("run_a.h5") and "host backend (CPU)" in res.label
+
+
+def test_benchmarks_and_axes(res):
+    assert set(res.benchmarks) == {"attention", "gemm", "collectives"}
+    assert res.benchmarks["gemm"].op == "gemm"
+    assert res.benchmarks["collectives"].implementations == ["mpi"]
+    assert {"m", "n", "k", "dtype", "mode"} <= set(res.axes("gemm"))
+    t = res.table("gemm")
+    assert set(res.axes("gemm")) <= set(t.columns)
+    assert "seqlen_q" not in t.columns  # another benchmark's axis
+    # 3 seqlens x 2 modes; 2 m x 2 dtypes x 2 modes; 2 collectives x 3 sizes
+    counts = res.points.groupby("benchmark").size().to_dict()
+    assert counts == {"attention": 6, "gemm": 8, "collectives": 6}
+
+
+def test_strings_are_decoded(res):
+    p = res.points
+    for col in ("benchmark", "impl", "status", "reason", "dtype", "mode"):
+        assert all(isinstance(v, str) for v in p[col].dropna()), col
+    assert set(res.system["host"].map(type)) == {str}
+
+
+def test_statuses(res):
+    p = res.points
+    assert set(p["status"]) <= STATUSES
+    # the host backend runs eager mode and marks graph mode unsupported, with a reason
+    eager, graph = p[p["mode"] == "eager"], p[p["mode"] == "graph"]
+    assert (eager["status"] == "ok").all()
+    assert (graph["status"] == "unsupported").all()
+    assert graph["reason"].str.contains("graph").all()
+
+
+def test_all_ranks_present(res):
+    assert sorted(res.system["rank"]) == list(range(RANKS))
+    per_point = res.ranks.groupby(["benchmark", "row"])["rank"].apply(sorted)
+    assert len(per_point) == len(res.points)
+    assert all(r == list(range(RANKS)) for r in per_point)
+    ok = res.ranks[res.ranks["status"] == "ok"]
+    assert ok["median_s"].gt(0).all()
+    # rel_median is the rank's median over the cross-rank median: with 2 ranks they straddle 1
+    med = ok.groupby(["benchmark", "row"])["rel_median"].median()
+    assert np.allclose(med, 1.0)
+
+
+def test_sample_counts_match_iterations(res):
+    for name in res.benchmarks:
+        s = res.samples(name)
+        assert list(s.columns) == ["benchmark", "point", "impl", "rank", "iteration", "time_s"]
+        assert np.isfinite(s["time_s"]).all() and (s["time_s"] > 0).all()
+        pts = res.table(name)
+        counts = s.groupby(["point", "rank"]).size()
+        ranks = res.ranks[res.ranks["benchmark"] == name].set_index(["point", "rank"])
+        for _, p in pts.iterrows():
+            if p["status"] != "ok":
+                assert p["point"] not in s["point"].values
+                assert p["samples_per_rank"] == 0
+                continue
+            assert 1 <= p["iterations"] <= MAX_ITERS
+            if p["iterations"] < MIN_ITERS:  # only the time limit stops a point this early
+                assert p["stop_reason"] == "max_time"
+            assert p["samples_per_rank"] == p["iterations"]
+            for rank in range(RANKS):
+                n = counts[(p["point"], rank)]
+                assert n == ranks.loc[(p["point"], rank), "iterations"]
+                assert n == p["iterations"]
+            # iterations are numbered 0..n-1 without gaps
+            its = s[(s["point"] == p["point"]) & (s["rank"] == 0)]["iteration"].tolist()
+            assert its == list(range(p["iterations"]))
+
+
+def test_point_time_is_the_slowest_rank_per_iteration(res):
+    s = res.samples("gemm")
+    pts = res.table("gemm").set_index("point")
+    slowest = s.pivot_table(index=["point", "iteration"], columns="rank", values="time_s").max(axis=1)
+    for point, times in slowest.groupby(level="point"):
+        assert times.min() == pytest.approx(pts.loc[point, "time_min_s"], rel=1e-9)
+        assert times.max() == pytest.approx(pts.loc[point, "time_max_s"], rel=1e-9)
+
+
+def test_metrics(res):
+    ok = res.points[res.points["status"] == "ok"]
+    compute = ok[ok["op"].isin(["attention", "gemm"])]
+    assert (compute["tflops"] > 0).all()
+    coll = ok[ok["op"] == "collective"]
+    assert (coll["busbw_GBps"] > 0).all()
+    assert (ok["time_min_s"] <= ok["time_median_s"]).all() and (ok["time_median_s"] <= ok["time_max_s"]).all()
+    assert ok["rel_noise"].notna().all() and (ok["rel_noise"] >= 0).all()
+    assert res.units["tflops"] == "TFLOP/s" and res.units["time_median_s"] == "s"
+
+
+def test_extra_columns_are_tolerated(file_a, tmp_path):
+    """A later writer may add columns (clocks, ceiling_fraction): the loader keeps them."""
+    path = tmp_path / "extra.h5"
+    shutil.copy(file_a, path)
+    with h5py.File(path, "r+") as f:
+        g = f["benchmarks/gemm"]
+        old = g["points"][()]
+        dt = np.dtype([(n, old.dtype.fields[n][0]) for n in old.dtype.names] + [("ceiling_fraction", "<f8"), ("sm_clock_mhz", "<i8"), ("note", "S8")])
+        new = np.zeros(old.shape, dtype=dt)
+        for c in old.dtype.names:
+            new[c] = old[c]
+        new["ceiling_fraction"] = 0.5
+        new["sm_clock_mhz"] = 1980
+        new["note"] = b"x"
+        del g["points"]
+        g.create_dataset("points", data=new)
+    res = ga.load(path)
+    gemm = res.table("gemm")
+    assert (gemm["ceiling_fraction"] == 0.5).all()
+    assert (gemm["sm_clock_mhz"] == 1980).all()
+    assert (gemm["note"] == "x").all()
+    assert len(res.points) == 20
+
+
+def test_unfinished_run_warns(file_a, tmp_path):
+    path = tmp_path / "running.h5"
+    shutil.copy(file_a, path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["state"] = "interrupted"
+    with pytest.warns(ga.ResultStateWarning, match="interrupted"):
+        res = ga.load(path)
+    assert len(res.points) == 20
