@@ -1,0 +1,169 @@
+// The whole pipeline on the host backend with every rank of the job: sweep, timing with a
+// shared stopping decision, gathering to rank 0, HDF5, resume.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "core/error.h"
+
+#include "config/config.h"
+#include "io/result_file.h"
+#include "runner/runner.h"
+#include "support/test_env.h"
+
+namespace genbench {
+namespace {
+
+const char* kConfig = R"(benchmarks:
+  - name: coll
+    op: collective
+    implementations: [mpi]
+    axes:
+      collective: [all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv]
+      bytes: [8, 4K]
+      in_place: [false, true]
+    timing: {warmup: 1, min_iterations: 3, max_iterations: 6, min_time: 0, max_time: 1}
+  - name: attn
+    op: attention
+    implementations: [reference]
+    axes: {heads: 2, heads_kv: 1, seqlen_q: [17, 33], seqlen_k: 40, head_dim: 64, causal: [false, true]}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 3, min_time: 0}
+  - name: gemm
+    op: gemm
+    implementations: [reference]
+    axes: {m: 33, n: 17, k: 65, trans_a: [n, t], trans_b: [n, t], dtype: [fp32, fp16, int8]}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 3, min_time: 0}
+)";
+
+// Shared path: rank 0 makes the directory and tells the others.
+std::string shared_dir() {
+  std::string d = test::comm().is_root() ? test::temp_dir() : "";
+  test::comm().broadcast(d);
+  return d;
+}
+
+std::int64_t rows(const std::string& path, const std::string& bench) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, ("/benchmarks/" + bench + "/points").c_str(), H5P_DEFAULT);
+  hid_t s = H5Dget_space(d);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(s, &n, nullptr);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return static_cast<std::int64_t>(n);
+}
+
+TEST(Runner, HostPipelineEveryOpEveryRank) {
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/run.h5";
+  const Config cfg = parse_config(kConfig, "runner.yaml");
+  RunOptions opts;
+  opts.output = path;
+  opts.backend = "host";
+  opts.quiet = true;
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
+  if (comm.is_root()) {
+    EXPECT_EQ(check_result_file(path), "");
+    EXPECT_EQ(rows(path, "coll"), 7 * 2 * 2);
+    EXPECT_EQ(rows(path, "attn"), 4);
+    EXPECT_EQ(rows(path, "gemm"), 12);
+    // Status of every point and the samples' shape, read the way users read the file.
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/benchmarks/coll/points", H5P_DEFAULT);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, 16 + 8);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 16);
+    H5Tinsert(mt, "status", 0, st);
+    H5Tinsert(mt, "iterations", 16, H5T_NATIVE_INT64);
+    struct Row {
+      char status[16];
+      std::int64_t iterations;
+    };
+    std::vector<Row> r(28);
+    ASSERT_GE(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.data()), 0);
+    int ok = 0, skipped = 0;
+    for (const auto& x : r) {
+      const std::string s(x.status);
+      if (s == "ok") {
+        ++ok;
+        EXPECT_GE(x.iterations, 3);
+        EXPECT_LE(x.iterations, 6);
+      }
+      if (s == "skipped") ++skipped;
+      EXPECT_NE(s, "failed");
+    }
+    // 8 bytes is less than one fp32 per rank for the split collectives once there are 4 ranks.
+    EXPECT_EQ(ok + skipped, 28);
+    EXPECT_GT(ok, 20);
+    H5Tclose(st);
+    H5Tclose(mt);
+    H5Dclose(d);
+    hid_t ds = H5Dopen2(f, "/benchmarks/coll/samples", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[3];
+    H5Sget_simple_extent_dims(sp, dims, nullptr);
+    EXPECT_EQ(dims[1], static_cast<hsize_t>(comm.size()));
+    EXPECT_EQ(dims[2], 6u);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+  }
+  // A second run into the same file is refused without --force, and --resume finds nothing to do.
+  EXPECT_THROW(run_benchmarks(cfg, opts, comm), UsageError);
+  opts.resume = true;
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
+  if (comm.is_root()) {
+    EXPECT_EQ(rows(path, "coll"), 28);
+  }
+}
+
+TEST(Runner, InterruptedRunIsValidAndResumable) {
+  const Comm& comm = test::comm();
+  const std::string dir = shared_dir();
+  const Config cfg = parse_config(kConfig, "runner.yaml");
+  RunOptions opts;
+  opts.output = dir + "/partial.h5";
+  opts.backend = "host";
+  opts.quiet = true;
+  // A stop request (as SIGINT/SIGTERM/SIGUSR1 would make) ends the run at a point boundary.
+  install_stop_handlers();
+  std::raise(SIGUSR1);
+  EXPECT_TRUE(stop_requested());
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitInterrupted);
+  clear_stop_request();
+  if (comm.is_root()) {
+    EXPECT_EQ(check_result_file(opts.output), "");
+  }
+  opts.resume = true;
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
+  if (comm.is_root()) {
+    EXPECT_EQ(rows(opts.output, "coll"), 28);
+    EXPECT_EQ(rows(opts.output, "gemm"), 12);
+  }
+}
+
+TEST(Runner, ResumeRefusesAnotherConfig) {
+  const Comm& comm = test::comm();
+  const std::string dir = shared_dir();
+  RunOptions opts;
+  opts.output = dir + "/a.h5";
+  opts.backend = "host";
+  opts.quiet = true;
+  const Config small = parse_config(
+      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {m: 8, n: 8, k: 8},"
+      " timing: {warmup: 0, min_iterations: 1, max_iterations: 2, min_time: 0}}\n",
+      "a.yaml");
+  EXPECT_EQ(run_benchmarks(small, opts, comm), kExitOk);
+  const Config other = parse_config(
+      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {m: 16, n: 8, k: 8},"
+      " timing: {warmup: 0, min_iterations: 1, max_iterations: 2, min_time: 0}}\n",
+      "a.yaml");
+  opts.resume = true;
+  EXPECT_THROW(run_benchmarks(other, opts, comm), UsageError);
+}
+
+}  // namespace
+}  // namespace genbench
