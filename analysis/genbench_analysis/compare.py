@@ -5,8 +5,9 @@ For each pair the ratio B/A of throughput is computed (TFLOP/s, or bus bandwidth
 collectives; the inverse of the median time where a benchmark has neither), so > 1 means B is
 faster. The verdict is noise-aware, like nvbench's compare script: a difference smaller than
 the combined relative noise of the two measurements, sqrt(noise_a^2 + noise_b^2), is "same".
-A point's relative noise is the spread of its samples, (p90 - p10) / (2.563 * median), which
-is stddev / median for normally distributed times (see loader.relative_noise).
+A point's relative noise is the spread of its samples: the median absolute deviation of the
+per-iteration (slowest-rank) times, scaled to a standard deviation, over their median (see
+loader.samples_noise; loader.relative_noise for tables without samples).
 """
 
 from __future__ import annotations

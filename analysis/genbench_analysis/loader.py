@@ -297,16 +297,22 @@ def _read(path: str, f) -> Result:
             s = g["samples"]
             rows = min(n, s.shape[0])
             counts = np.zeros(n, dtype=np.int64)
+            noise = np.full(n, np.nan)
             if rows:
-                finite = ~np.isnan(s[:rows])
+                data = s[:rows]
+                finite = ~np.isnan(data)
                 per_rank = finite.sum(axis=2)
                 counts[:rows] = per_rank.max(axis=1) if per_rank.size else 0
+                noise[:rows] = samples_noise(data)
             pts["samples_per_rank"] = counts
+            pts["rel_noise"] = noise
         point_frames.append(pts)
 
     points = _concat(point_frames, int_axes)
     if not points.empty:
-        points["rel_noise"] = relative_noise(points)
+        fallback = relative_noise(points)
+        points["rel_noise"] = points["rel_noise"].where(points["rel_noise"].notna(), fallback) \
+            if "rel_noise" in points else fallback
     ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(
         columns=["benchmark", "row", "rank", "point", "impl", "status", "median_s"])
     if not ranks.empty and "median_s" in ranks:
@@ -322,12 +328,37 @@ def _read(path: str, f) -> Result:
 _P10_P90_SIGMAS = 2 * 1.2815515655446004
 
 
-def relative_noise(points: pd.DataFrame) -> pd.Series:
-    """Spread of each point's samples relative to its median: (p90 - p10) / (2.563 * median).
+# MAD * 1.4826 estimates the standard deviation of normally distributed values.
+_MAD_SIGMA = 1.482602218505602
 
-    For normally distributed times this is stddev / median; unlike stddev / mean it is not
-    inflated by the odd outlier iteration. Falls back to stddev / mean where the percentiles
-    are missing. NaN for points without samples.
+
+def samples_noise(samples: np.ndarray) -> np.ndarray:
+    """Relative noise per point of a samples array [row, rank, iteration].
+
+    The series is the one the point's statistics describe: per iteration, the slowest rank.
+    Noise is its median absolute deviation scaled to a standard deviation (x 1.4826), over
+    its median: stddev / median for normally distributed times, and robust against the odd
+    slow iteration (a descheduled process, a page fault) that stddev / mean is not.
+    NaN for points with fewer than 2 iterations.
+    """
+    out = np.full(samples.shape[0], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN padding columns
+        slowest = np.nanmax(samples, axis=1) if samples.ndim == 3 else samples
+        for i, row in enumerate(slowest):
+            x = row[np.isfinite(row)]
+            if x.size < 2:
+                continue
+            med = np.median(x)
+            if med > 0:
+                out[i] = _MAD_SIGMA * np.median(np.abs(x - med)) / med
+    return out
+
+
+def relative_noise(points: pd.DataFrame) -> pd.Series:
+    """Relative noise from a points table's statistics, for tables without samples:
+    (p90 - p10) / (2.563 * median), which is stddev / median for normally distributed
+    times; stddev / mean where the percentiles are missing. NaN for points without samples.
     """
     med = points.get("time_median_s")
     p10, p90 = points.get("time_p10_s"), points.get("time_p90_s")

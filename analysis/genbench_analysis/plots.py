@@ -272,9 +272,11 @@ def gemm_tflops(results: Sequence[Result]) -> Figure:
     fig, axs = _figure(len(dtypes), panel_w=width, panel_h=3.9, ncols_max=ncols, legend_rows=len(series))
     handles: Dict[str, object] = {}
     note = ""
-    bar_w = 0.8 / len(series)
+    colors = {s: f"C{i % 10}" for i, s in enumerate(series)}
     for ax, dt in zip(axs, dtypes):
         g = df[df["dtype"] == dt] if dt != "" else df
+        series = [s for s in colors if s in set(g["_series"])]
+        bar_w = min(0.8 / len(series), 0.5)
         shapes = [s for s in shapes_all if s in set(g["_shape"])]
         if len(shapes) * len(series) > MAX_BARS:
             keep = max(1, MAX_BARS // len(series))
@@ -284,7 +286,7 @@ def gemm_tflops(results: Sequence[Result]) -> Figure:
         for i, s in enumerate(series):
             gs = g[g["_series"] == s].groupby("_shape")["tflops"].max() * f
             ys = [gs.get(sh, np.nan) for sh in shapes]
-            h = ax.bar(xs + (i - (len(series) - 1) / 2) * bar_w, ys, bar_w, color=f"C{i % 10}")
+            h = ax.bar(xs + (i - (len(series) - 1) / 2) * bar_w, ys, bar_w, color=colors[s])
             handles.setdefault(s, h)
         ax.set_xticks(xs)
         ax.set_xlim(-0.5, len(shapes) - 0.5)
@@ -342,17 +344,18 @@ def eager_vs_graph(results: Sequence[Result]) -> Figure:
     panels = list(dict.fromkeys(df["benchmark"]))[:MAX_PANELS]
     fig, axs = _figure(len(panels), panel_w=6.5, panel_h=4.2, ncols_max=2, legend_rows=df["_series"].nunique())
     handles: Dict[str, object] = {}
-    series = list(dict.fromkeys(df["_series"]))
-    bar_w = 0.8 / len(series)
+    colors = {s: f"C{i % 10}" for i, s in enumerate(dict.fromkeys(df["_series"]))}
     for ax, b in zip(axs, panels):
         g = df[df["benchmark"] == b]
+        series = [s for s in colors if s in set(g["_series"])]
+        bar_w = min(0.8 / len(series), 0.5)
         pts = list(dict.fromkeys(g["_point"]))[: max(1, MAX_BARS // len(series))]
         xs = np.arange(len(pts))
         ax.set_xlim(-0.5, len(pts) - 0.5)
         for i, s in enumerate(series):
             gs = g[g["_series"] == s].groupby("_point")["speedup"].max()
             h = ax.bar(xs + (i - (len(series) - 1) / 2) * bar_w, [gs.get(p, np.nan) for p in pts], bar_w,
-                       color=f"C{i % 10}")
+                       color=colors[s])
             handles.setdefault(s, h)
         ax.axhline(1.0, color="0.3", linewidth=1, linestyle="--")
         ax.set_xticks(xs)
@@ -414,16 +417,26 @@ def rank_variability(results: Sequence[Result], threshold: float = 0.05) -> Figu
     for ax, (r, rk) in zip(axs, use):
         ranks = sorted(rk["rank"].unique())
         data = [rk[rk["rank"] == k]["rel_median"].astype(float).to_numpy() for k in ranks]
-        bp = ax.boxplot(data, positions=np.arange(len(ranks)), widths=0.6, showfliers=True, patch_artist=True,
-                        medianprops={"color": "black"}, flierprops={"markersize": 3})
+        bp = ax.boxplot(data, positions=np.arange(len(ranks)), widths=0.6, showfliers=False, patch_artist=True,
+                        medianprops={"color": "black"})
         flagged = set(table[(table["file"] == r.name) & table["straggler"]]["rank"])
         for patch, k in zip(bp["boxes"], ranks):
             patch.set_facecolor("tab:red" if k in flagged else "tab:blue")
             patch.set_alpha(0.6)
+        # The points themselves, spread a little sideways, on top of the boxes.
+        rng = np.random.default_rng(0)
+        for x, (k, d) in enumerate(zip(ranks, data)):
+            ax.scatter(x + rng.uniform(-0.15, 0.15, len(d)), d, s=9, zorder=3, linewidths=0,
+                       color="darkred" if k in flagged else "navy", alpha=0.7)
+        lo = min(float(np.nanmin(np.concatenate(data))), 1 - 2 * threshold)
+        hi = max(float(np.nanmax(np.concatenate(data))), 1 + 2 * threshold)
+        pad = 0.08 * (hi - lo)
+        ax.set_ylim(lo - pad, hi + pad)
         ax.axhline(1.0, color="0.3", linewidth=1)
         ax.axhline(1 + threshold, color="tab:red", linewidth=1, linestyle="--",
                    label=f"{100 * threshold:g}% slower than the cross-rank median")
         ax.set_xticks(np.arange(len(ranks)))
+        ax.set_xlim(-0.6, len(ranks) - 0.4)
         ax.set_xticklabels([str(k) for k in ranks], fontsize=8 if len(ranks) > 16 else 10)
         ax.set_xlabel("rank")
         ax.set_ylabel("rank median / cross-rank median")

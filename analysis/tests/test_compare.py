@@ -139,3 +139,31 @@ def test_format_comparison_text_columns(two):
     assert "== gemm" in out and "attention" not in out.split("\n", 3)[3]
     header = [l for l in out.splitlines() if l.startswith(" m") or l.startswith("m ")][0]
     assert header.split()[:3] == ["m", "dtype", "mode"]  # only the axes that vary are shown
+
+
+def test_samples_noise_is_robust_and_uses_the_slowest_rank():
+    from genbench_analysis.loader import samples_noise
+
+    nan = np.nan
+    s = np.array([
+        # point 0: rank 1 is the slower one each iteration; one 100x outlier iteration
+        [[1.0, 1.0, 1.0, 1.0, 1.0, nan], [2.0, 2.2, 1.8, 2.0, 200.0, nan]],
+        # point 1: a single iteration: no spread to measure
+        [[1.0, nan, nan, nan, nan, nan], [1.0, nan, nan, nan, nan, nan]],
+    ])
+    n = samples_noise(s)
+    # slowest per iteration: 2, 2.2, 1.8, 2, 200 -> median 2, MAD 0.2
+    assert n[0] == pytest.approx(1.482602218505602 * 0.2 / 2.0)
+    assert np.isnan(n[1])
+
+
+def test_loaded_noise_comes_from_the_samples(file_a):
+    from genbench_analysis.loader import samples_noise
+
+    r = ga.load(file_a)
+    s = r.samples("gemm")
+    t = r.table("gemm").set_index("point")
+    for point, g in s.groupby("point"):
+        slowest = g.pivot(index="iteration", columns="rank", values="time_s").max(axis=1).to_numpy()
+        expected = samples_noise(slowest[None, :])[0]
+        assert t.loc[point, "rel_noise"] == pytest.approx(expected)
