@@ -1,0 +1,94 @@
+// attention/fa3 on the cuda backend: the Implementation around the sm_90a kernel of
+// fa3_sm90.cu. Inputs, graph mode and validation come from kernels/attention/common.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "backend/cuda/cuda_backend.h"
+#include "core/strings.h"
+#include "kernels/attention/common/attention_case.h"
+#include "kernels/attention/fa3_sm90/fa3_sm90.h"
+#include "kernels/registry.h"
+#include "ops/attention.h"
+#include "ops/implementation.h"
+
+namespace genbench {
+
+namespace {
+
+// GENBENCH_FA3_PINGPONG=0 turns the consumer turn-taking off (for A/B measurements); the
+// variant string records which ran.
+bool pingpong_enabled() {
+  const char* e = std::getenv("GENBENCH_FA3_PINGPONG");
+  return !(e && std::strcmp(e, "0") == 0);
+}
+
+fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
+                        const DeviceBuffer& o, const DeviceBuffer& lse) {
+  fa3::Problem p;
+  p.q = q.get();
+  p.k = k.get();
+  p.v = v.get();
+  p.o = o.get();
+  p.lse = lse.as<float>();
+  p.batch = static_cast<int>(s.batch);
+  p.heads = static_cast<int>(s.heads);
+  p.heads_kv = static_cast<int>(s.heads_kv);
+  p.seqlen_q = static_cast<int>(s.seqlen_q);
+  p.seqlen_k = static_cast<int>(s.seqlen_k);
+  p.head_dim = static_cast<int>(s.head_dim);
+  p.causal = s.causal;
+  p.bf16 = s.dtype == DType::bf16;
+  p.scale = s.scale;
+  p.pingpong = pingpong_enabled();
+  return p;
+}
+
+class Fa3Case final : public attention::DeviceAttentionCase {
+ public:
+  Fa3Case(const AttentionShape& s, Context& ctx)
+      : DeviceAttentionCase(s, ctx), launcher_(problem_of(s, q_, k_, v_, o_, lse_)) {}
+
+ protected:
+  void launch(cudaStream_t stream) override { launcher_.launch(stream); }
+  std::string config_name() const override { return launcher_.variant(); }
+
+ private:
+  fa3::Launcher launcher_;
+};
+
+class Fa3 final : public Implementation {
+ public:
+  std::string name() const override { return "fa3"; }
+  const Op& op() const override { return attention_op(); }
+  BackendKind backend() const override { return BackendKind::cuda; }
+  std::string description() const override {
+    return "fused FlashAttention-3-style forward for Hopper (sm_90a): TMA, wgmma, warp-specialized "
+           "producer and 2 consumer warpgroups (own kernel)";
+  }
+
+  std::string can_implement(const Point& p, const Context& ctx) const override {
+    const auto s = AttentionShape::from(p);
+    const auto& prop = cuda_backend_of(ctx.backend).properties();
+    if (prop.major != 9 || prop.minor != 0) return "fa3 needs sm_90a (Hopper)";
+    if (s.dtype != DType::bf16 && s.dtype != DType::fp16)
+      return strprintf("fa3 supports fp16 and bf16, not %s", dtype_name(s.dtype));
+    if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
+      return strprintf("fa3 supports head_dim 64, 128 and 256, not %lld", static_cast<long long>(s.head_dim));
+    if (s.varlen) return "fa3 does not implement varlen";
+    if (s.batch > 65535) return "fa3: batch over 65535 (grid z limit)";
+    if (s.heads > 65535) return "fa3: heads over 65535 (grid y limit)";
+    if (s.seqlen_q > (1 << 30) || s.seqlen_k > (1 << 30)) return "fa3: sequence longer than 2^30";
+    return fa3::build_support();
+  }
+
+  std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
+    return std::make_unique<Fa3Case>(AttentionShape::from(p), ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_attention_fa3() { return std::make_unique<Fa3>(); }
+
+}  // namespace genbench

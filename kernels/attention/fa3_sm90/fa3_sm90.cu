@@ -1,0 +1,516 @@
+// fa3: FlashAttention-3-style forward for Hopper (sm_90a).
+//
+// One CTA computes 128 query rows of one (batch, head) against all visible keys:
+//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of Q once and of K/V
+//     tiles into a 2-stage ring, each stage completing on its own "full" mbarrier and
+//     recycled when the consumers arrive on its "empty" mbarrier;
+//   warpgroups 1 and 2 (consumers, 240 registers): 64 query rows each. Per key block j:
+//     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
+//     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
+//     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
+//     through the descriptor). Issue order overlaps the softmax of block j with the PV
+//     product of block j-1 (intra-warpgroup overlap), and with ping-pong on, the two
+//     consumer warpgroups take turns issuing their GEMMs (named barriers 3 and 4) so one
+//     warpgroup's softmax runs under the other's GEMMs.
+// Key blocks are visited from the last to the first, so the blocks that need masking (the
+// seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
+// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill and not stored.
+// Epilogue: O normalised, staged through the warpgroup's own Q tile in shared memory and
+// written with 16-byte stores; LSE = max * scale + log(sum), -inf (and O = 0) for rows that
+// see no key.
+#include "kernels/attention/fa3_sm90/fa3_sm90.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+
+#include "backend/cuda/check.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "kernels/common/sm90_ptx.cuh"
+
+namespace genbench::fa3 {
+
+namespace {
+
+constexpr int kThreads = 384;  // 3 warpgroups
+constexpr int kBlockM = 128;   // query rows per CTA (64 per consumer warpgroup)
+constexpr int kStages = 2;
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+
+struct KernelParams {
+  void* o;
+  float* lse;
+  int heads, group, seqlen_q, seqlen_k, num_m_blocks;
+  float scale, scale_log2;
+  int causal, pingpong;
+};
+
+// Shared memory: Q [D/64 chunks][128 rows][64], K and V stages [D/64][BN][64] each, then the
+// mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
+template <int D, int BN>
+struct Layout {
+  static constexpr int kChunks = D / 64;
+  static constexpr int kQBytes = kBlockM * D * 2;
+  static constexpr int kKVBytes = BN * D * 2;
+  static constexpr int kOffK = kQBytes;
+  static constexpr int kOffV = kQBytes + kStages * kKVBytes;
+  static constexpr int kOffBar = kQBytes + 2 * kStages * kKVBytes;
+  static constexpr int kBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
+  static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
+  static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
+};
+
+#ifdef GENBENCH_SM90A_ENABLED
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <bool kBF16>
+__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
+  if constexpr (kBF16) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  }
+}
+
+// S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group.
+template <int D, int BN, bool kBF16>
+__device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const std::uint32_t a = q_base + (kk / 4) * (kBlockM * 128) + (kk % 4) * 32;
+    const std::uint32_t b = k_base + (kk / 4) * (BN * 128) + (kk % 4) * 32;
+    sm90::wgmma_ss<BN, kBF16>(s, sm90::make_desc_sw128(a, 16, 1024), sm90::make_desc_sw128(b, 16, 1024),
+                              kk > 0 ? 1 : 0);
+  }
+  sm90::wgmma_commit();
+}
+
+// O[64 x D] += P[64 x BN] (registers) * V_stage[BN x D] (N-major), one commit group.
+template <int D, int BN, bool kBF16>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[BN / 16][4],
+                                         std::uint32_t v_base) {
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk)
+    sm90::wgmma_rs_tb<D, kBF16>(o, p[kk], sm90::make_desc_sw128(v_base + kk * 2048, BN * 128, 1024), 1);
+  sm90::wgmma_commit();
+}
+
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) sm90::reg_fence(x[i]);
+}
+
+template <int N>
+__device__ __forceinline__ void fence_frag(std::uint32_t (&x)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) sm90::reg_fence(x[i][j]);
+}
+
+#endif  // GENBENCH_SM90A_ENABLED
+
+template <int D, int BN, bool kBF16>
+__global__ void __launch_bounds__(kThreads, 1)
+    fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                   const __grid_constant__ CUtensorMap tm_v, const KernelParams p) {
+#ifdef GENBENCH_SM90A_ENABLED
+  using L = Layout<D, BN>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const std::uint32_t raw = sm90::smem_addr(smem_raw);
+  const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = smem_raw + pad;
+  const std::uint32_t s_q = raw + pad, s_k = s_q + L::kOffK, s_v = s_q + L::kOffV;
+  const std::uint32_t bar_q = s_q + L::kOffBar;
+  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = +24 + 8s, full_v[s] = +40 + 8s, empty_v[s] = +56 + 8s
+  const std::uint32_t full_k = bar_q + 8, empty_k = bar_q + 24, full_v = bar_q + 40, empty_v = bar_q + 56;
+
+  const int m_block = p.num_m_blocks - 1 - static_cast<int>(blockIdx.x);  // longest causal rows first
+  const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+  const int row0 = m_block * kBlockM;
+  const int row_last = min(p.seqlen_q, row0 + kBlockM) - 1;
+  const int diag = p.seqlen_k - p.seqlen_q;  // causal: row i sees keys j <= i + diag
+  const int key_end = p.causal ? min(p.seqlen_k, max(0, row_last + diag + 1)) : p.seqlen_k;
+  const int n_blocks = (key_end + BN - 1) / BN;
+
+  if (threadIdx.x == 0) {
+    sm90::mbar_init(bar_q, 1);
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      sm90::mbar_init(full_k + 8 * s, 1);
+      sm90::mbar_init(full_v + 8 * s, 1);
+      sm90::mbar_init(empty_k + 8 * s, 8);  // one arrival per consumer warp
+      sm90::mbar_init(empty_v + 8 * s, 8);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer
+    sm90::setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0 && n_blocks > 0) {
+      sm90::prefetch_tensormap(&tm_q);
+      sm90::prefetch_tensormap(&tm_k);
+      sm90::prefetch_tensormap(&tm_v);
+      sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
+#pragma unroll
+      for (int c = 0; c < L::kChunks; ++c) sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, h, row0, b);
+      for (int it = 0; it < n_blocks; ++it) {
+        const int n = n_blocks - 1 - it, s = it & 1;
+        const std::uint32_t phase = (it >> 1) & 1;
+        sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
+        sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < L::kChunks; ++c)
+          sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk, n * BN, b);
+        sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
+        sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < L::kChunks; ++c)
+          sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk, n * BN, b);
+      }
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------------ consumers
+  sm90::setmaxnreg_inc<kConsumerRegs>();
+  const int cw = wg - 1;  // consumer warpgroup 0 or 1
+  const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
+  const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
+  const int row_a = row0 + cw * 64 + rl_a, row_b = row_a + 8;
+  const int lim_a = p.causal ? min(p.seqlen_k, row_a + diag + 1) : p.seqlen_k;  // keys [0, lim) visible
+  const int lim_b = p.causal ? min(p.seqlen_k, row_b + diag + 1) : p.seqlen_k;
+  // Smallest limit of the CTA tile: blocks ending beyond it need the mask.
+  const int mask_from = p.causal ? min(p.seqlen_k, row0 + diag + 1) : p.seqlen_k;
+  const std::uint32_t q_base = s_q + cw * 64 * 128;
+  const float sl2 = p.scale_log2;
+  const float kNegInf = -INFINITY;
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  float s_acc[BN / 2];
+  std::uint32_t pf[BN / 16][4];
+  float m_a = kNegInf, m_b = kNegInf, l_a = 0.f, l_b = 0.f, corr_a = 1.f, corr_b = 1.f;
+
+  const bool pingpong = p.pingpong != 0;
+  // Turn-taking: consumer cw waits on barrier 3 + cw, then signals 3 + (1 - cw). The second
+  // warpgroup skips its signal in its last round so no arrival is left pending at exit.
+  auto turn_wait = [&]() {
+    if (pingpong) sm90::named_barrier_sync(3 + cw, 256);
+  };
+  auto turn_pass = [&](bool last) {
+    if (pingpong && !(last && cw == 1)) sm90::named_barrier_arrive(3 + (1 - cw), 256);
+  };
+
+  auto release = [&](std::uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(bar);
+  };
+
+  // Softmax of one block in S (in place: S becomes P in fp32), updating max/sum; corr_* is
+  // the factor the accumulated O must take before this block's PV is added.
+  auto softmax = [&](int n) {
+    if ((n + 1) * BN > mask_from) {
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+        const int col = n * BN + 8 * i + 2 * (lane % 4);
+        if (col >= lim_a) s_acc[4 * i] = kNegInf;
+        if (col + 1 >= lim_a) s_acc[4 * i + 1] = kNegInf;
+        if (col >= lim_b) s_acc[4 * i + 2] = kNegInf;
+        if (col + 1 >= lim_b) s_acc[4 * i + 3] = kNegInf;
+      }
+    }
+    float mx_a = m_a, mx_b = m_b;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      mx_a = fmaxf(mx_a, fmaxf(s_acc[4 * i], s_acc[4 * i + 1]));
+      mx_b = fmaxf(mx_b, fmaxf(s_acc[4 * i + 2], s_acc[4 * i + 3]));
+    }
+    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+    // A row with no visible key so far keeps max -inf: subtract 0 instead, so exp2 gives 0.
+    const float base_a = mx_a == kNegInf ? 0.f : mx_a * sl2;
+    const float base_b = mx_b == kNegInf ? 0.f : mx_b * sl2;
+    corr_a = ex2(m_a * sl2 - base_a);
+    corr_b = ex2(m_b * sl2 - base_b);
+    m_a = mx_a;
+    m_b = mx_b;
+    float sum_a = 0.f, sum_b = 0.f;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      s_acc[4 * i] = ex2(fmaf(s_acc[4 * i], sl2, -base_a));
+      s_acc[4 * i + 1] = ex2(fmaf(s_acc[4 * i + 1], sl2, -base_a));
+      s_acc[4 * i + 2] = ex2(fmaf(s_acc[4 * i + 2], sl2, -base_b));
+      s_acc[4 * i + 3] = ex2(fmaf(s_acc[4 * i + 3], sl2, -base_b));
+      sum_a += s_acc[4 * i] + s_acc[4 * i + 1];
+      sum_b += s_acc[4 * i + 2] + s_acc[4 * i + 3];
+    }
+    l_a = l_a * corr_a + sum_a;  // per-thread partial sums; reduced over the quad at the end
+    l_b = l_b * corr_b + sum_b;
+  };
+  auto rescale_o = [&]() {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      o[4 * i] *= corr_a;
+      o[4 * i + 1] *= corr_a;
+      o[4 * i + 2] *= corr_b;
+      o[4 * i + 3] *= corr_b;
+    }
+  };
+  auto convert_p = [&]() {
+#pragma unroll
+    for (int k = 0; k < BN / 16; ++k) {
+      pf[k][0] = pack2<kBF16>(s_acc[8 * k], s_acc[8 * k + 1]);
+      pf[k][1] = pack2<kBF16>(s_acc[8 * k + 2], s_acc[8 * k + 3]);
+      pf[k][2] = pack2<kBF16>(s_acc[8 * k + 4], s_acc[8 * k + 5]);
+      pf[k][3] = pack2<kBF16>(s_acc[8 * k + 6], s_acc[8 * k + 7]);
+    }
+  };
+
+  if (n_blocks > 0) {
+    sm90::mbar_wait(bar_q, 0);
+    if (pingpong && cw == 0) sm90::named_barrier_arrive(3, 256);  // the first turn is consumer 0's
+
+    // Block n_blocks - 1: QK^T and softmax only.
+    sm90::mbar_wait(full_k, 0);
+    turn_wait();
+    issue_qk<D, BN, kBF16>(s_acc, q_base, s_k);
+    turn_pass(false);
+    sm90::wgmma_wait<0>();
+    fence_acc(s_acc);
+    release(empty_k);
+    softmax(n_blocks - 1);
+    convert_p();
+
+    for (int it = 1; it < n_blocks; ++it) {
+      const int n = n_blocks - 1 - it;
+      const int sk = it & 1, sv = (it - 1) & 1;
+      const std::uint32_t phk = (it >> 1) & 1, phv = ((it - 1) >> 1) & 1;
+      sm90::mbar_wait(full_k + 8 * sk, phk);
+      turn_wait();
+      issue_qk<D, BN, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
+      rescale_o();
+      sm90::mbar_wait(full_v + 8 * sv, phv);
+      issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
+      turn_pass(false);
+      sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 may still run
+      fence_acc(s_acc);
+      release(empty_k + 8 * sk);
+      softmax(n);
+      sm90::wgmma_wait<0>();
+      fence_acc(o);
+      fence_frag(pf);
+      release(empty_v + 8 * sv);
+      convert_p();
+    }
+
+    // PV of block 0.
+    {
+      const int it = n_blocks, sv = (it - 1) & 1;
+      const std::uint32_t phv = ((it - 1) >> 1) & 1;
+      rescale_o();
+      sm90::mbar_wait(full_v + 8 * sv, phv);
+      turn_wait();
+      issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
+      turn_pass(true);
+      sm90::wgmma_wait<0>();
+      fence_acc(o);
+      fence_frag(pf);
+      release(empty_v + 8 * sv);
+    }
+  }
+
+  // ------------------------------------------------------------------ epilogue
+  l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
+  l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
+  l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
+  l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+  const float inv_a = l_a > 0.f ? 1.f / l_a : 0.f;
+  const float inv_b = l_b > 0.f ? 1.f / l_b : 0.f;
+
+  // Stage O in this warpgroup's Q tile (its wgmma reads are complete), same swizzled layout.
+  unsigned char* stage = smem + cw * 64 * 128;
+  const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    const int chunk = i / 8, unit = i % 8;
+    const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
+    *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) = pack2<kBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
+    *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
+        pack2<kBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
+  }
+  sm90::named_barrier_sync(1 + cw, 128);
+  constexpr int kUnitsPerRow = D / 8;
+  unsigned char* o_base = static_cast<unsigned char*>(p.o);
+#pragma unroll 4
+  for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
+    const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
+    const int row = row0 + cw * 64 + r;
+    const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
+                                                      (((cu % 8) ^ (r & 7)) << 4));
+    if (row < p.seqlen_q) {
+      const std::int64_t idx = ((static_cast<std::int64_t>(b) * p.seqlen_q + row) * p.heads + h) * D + cu * 8;
+      *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+    }
+  }
+  if (lane % 4 == 0) {
+    const std::int64_t lse_row = (static_cast<std::int64_t>(b) * p.heads + h) * p.seqlen_q;
+    if (row_a < p.seqlen_q) p.lse[lse_row + row_a] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
+    if (row_b < p.seqlen_q) p.lse[lse_row + row_b] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
+  }
+#endif  // GENBENCH_SM90A_ENABLED
+}
+
+// Tile widths per head dimension (FlashAttention-3's choices where shared memory allows).
+template <int D>
+constexpr int block_n() {
+  return D == 256 ? 80 : 128;
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_fn() {
+  static EncodeTiled fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<EncodeTiled>(ptr);
+  });
+  if (!fn) throw Error("fa3: the driver does not provide cuTensorMapEncodeTiled");
+  return fn;
+}
+
+// [batch, seq, heads, d] as a 4-D map (d innermost), box 64 x 1 x rows x 1, 128-byte swizzle.
+CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads, int d, int box_rows) {
+  CUtensorMap m{};
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(heads),
+                              static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(d) * 2, static_cast<cuuint64_t>(heads) * d * 2,
+                                 static_cast<cuuint64_t>(seq) * heads * d * 2};
+  const cuuint32_t box[4] = {64, 1, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem[4] = {1, 1, 1, 1};
+  const CUresult r = encode_fn()(&m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                                 const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw Error(strprintf("fa3: cuTensorMapEncodeTiled failed (CUresult %d)", static_cast<int>(r)));
+  return m;
+}
+
+// Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
+// stream capture, so it is called when the Launcher is built).
+template <int D, bool kBF16>
+void set_smem_limit() {
+  constexpr int BN = block_n<D>();
+  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, kBF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Layout<D, BN>::kBytes));
+}
+
+template <int D, bool kBF16>
+void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv,
+                  cudaStream_t stream) {
+  constexpr int BN = block_n<D>();
+  using L = Layout<D, BN>;
+  auto kernel = fa3_fwd_kernel<D, BN, kBF16>;
+  KernelParams kp{};
+  kp.o = pr.o;
+  kp.lse = pr.lse;
+  kp.heads = pr.heads;
+  kp.group = pr.heads / pr.heads_kv;
+  kp.seqlen_q = pr.seqlen_q;
+  kp.seqlen_k = pr.seqlen_k;
+  kp.num_m_blocks = (pr.seqlen_q + kBlockM - 1) / kBlockM;
+  kp.scale = pr.scale;
+  kp.scale_log2 = pr.scale * 1.4426950408889634f;
+  kp.causal = pr.causal ? 1 : 0;
+  kp.pingpong = pr.pingpong ? 1 : 0;
+  const dim3 grid(static_cast<unsigned>(kp.num_m_blocks), static_cast<unsigned>(pr.heads),
+                  static_cast<unsigned>(pr.batch));
+  kernel<<<grid, kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
+  GENBENCH_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+std::string build_support() {
+  cudaFuncAttributes a{};
+  const cudaError_t e = cudaFuncGetAttributes(&a, fa3_fwd_kernel<128, 128, true>);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("fa3: kernel not loadable on this device (") + cudaGetErrorString(e) + ")";
+  }
+  if (a.binaryVersion != 90)
+    return strprintf("fa3: this build has no sm_90a code for the device (binary version %d); add 90a to "
+                     "GENBENCH_CUDA_ARCHITECTURES",
+                     a.binaryVersion);
+  return "";
+}
+
+std::string tile_name(int head_dim) {
+  switch (head_dim) {
+    case 64: return strprintf("m%dn%dd64", kBlockM, block_n<64>());
+    case 128: return strprintf("m%dn%dd128", kBlockM, block_n<128>());
+    case 256: return strprintf("m%dn%dd256", kBlockM, block_n<256>());
+    default: return "";
+  }
+}
+
+Launcher::Launcher(const Problem& p) : p_(p) {
+  int bn = 0;
+  switch (p.head_dim) {
+    case 64: bn = block_n<64>(); break;
+    case 128: bn = block_n<128>(); break;
+    case 256: bn = block_n<256>(); break;
+    default: throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
+  }
+  switch (p.head_dim) {
+    case 64: p.bf16 ? set_smem_limit<64, true>() : set_smem_limit<64, false>(); break;
+    case 128: p.bf16 ? set_smem_limit<128, true>() : set_smem_limit<128, false>(); break;
+    default: p.bf16 ? set_smem_limit<256, true>() : set_smem_limit<256, false>(); break;
+  }
+  tq_ = make_map(p.q, p.bf16, p.batch, p.seqlen_q, p.heads, p.head_dim, kBlockM);
+  tk_ = make_map(p.k, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn);
+  tv_ = make_map(p.v, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn);
+}
+
+void Launcher::launch(cudaStream_t stream) const {
+  const bool bf = p_.bf16;
+  switch (p_.head_dim) {
+    case 64: bf ? launch_typed<64, true>(p_, tq_, tk_, tv_, stream) : launch_typed<64, false>(p_, tq_, tk_, tv_, stream); break;
+    case 128: bf ? launch_typed<128, true>(p_, tq_, tk_, tv_, stream) : launch_typed<128, false>(p_, tq_, tk_, tv_, stream); break;
+    case 256: bf ? launch_typed<256, true>(p_, tq_, tk_, tv_, stream) : launch_typed<256, false>(p_, tq_, tk_, tv_, stream); break;
+    default: throw Error("fa3: unsupported head_dim");
+  }
+}
+
+std::string Launcher::variant() const {
+  return tile_name(p_.head_dim) + "-ws3-kv2" + (p_.pingpong ? "-pingpong" : "");
+}
+
+}  // namespace genbench::fa3

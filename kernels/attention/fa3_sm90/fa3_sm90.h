@@ -1,0 +1,44 @@
+#pragma once
+// fa3: fused attention forward for Hopper (sm_90a) in the style of FlashAttention-3.
+// Host interface of the kernel in fa3_sm90.cu: tensor maps are encoded once per problem,
+// launches are stream-ordered and capturable.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace genbench::fa3 {
+
+// Q, O [batch, seqlen_q, heads, head_dim]; K, V [batch, seqlen_k, heads_kv, head_dim], all
+// fp16 or bf16; LSE fp32 [batch, heads, seqlen_q]. Causal is bottom-right aligned.
+struct Problem {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;
+  int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+  bool causal = false;
+  bool bf16 = true;
+  float scale = 0;
+  bool pingpong = true;  // alternate the two consumer warpgroups' GEMM issue (named barriers)
+};
+
+// "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
+std::string build_support();
+
+// Tile configuration for a head dimension, e.g. "m128n128d128" ("" when unsupported).
+std::string tile_name(int head_dim);
+
+class Launcher {
+ public:
+  explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
+  void launch(cudaStream_t stream) const;
+  std::string variant() const;
+
+ private:
+  Problem p_;
+  CUtensorMap tq_{}, tk_{}, tv_{};
+};
+
+}  // namespace genbench::fa3
