@@ -8,6 +8,8 @@
 from .loader import (FORMAT, SCHEMA_VERSION, Benchmark, NotGenbenchFileError, NotHDF5Error, Result,
                      ResultFileError, ResultStateWarning, SchemaVersionError, load)
 
+from . import compare, plots, report  # noqa: E402  (ga.compare.compare, ga.plots.PLOTS, ...)
+
 __version__ = "0.1.0"
 
 __all__ = ["load", "Result", "Benchmark", "ResultFileError", "NotHDF5Error", "NotGenbenchFileError",
