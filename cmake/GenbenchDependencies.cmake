@@ -1,6 +1,6 @@
 # Third-party dependencies. Everything here comes from the distribution's packages
-# (Debian: libopenmpi-dev libhdf5-dev libyaml-cpp-dev libgtest-dev libcli11-dev).
-# Header-only CLI11 may instead be staged in <source>/.deps/include (scripts/stage-deps.sh)
+# (Debian: libopenmpi-dev libhdf5-dev libyaml-cpp-dev libgtest-dev libcli11-dev nlohmann-json3-dev).
+# Header-only CLI11 and nlohmann-json may instead be staged in <source>/.deps/include (scripts/stage-deps.sh)
 # for machines that cannot install packages.
 
 find_package(MPI REQUIRED COMPONENTS CXX)
@@ -20,6 +20,16 @@ if(NOT TARGET CLI11::CLI11)
   endif()
   add_library(CLI11::CLI11 INTERFACE IMPORTED)
   target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  find_path(NLOHMANN_JSON_INCLUDE_DIR nlohmann/json.hpp PATHS ${CMAKE_SOURCE_DIR}/.deps/include)
+  if(NOT NLOHMANN_JSON_INCLUDE_DIR)
+    message(FATAL_ERROR "nlohmann-json not found: install nlohmann-json3-dev or run scripts/stage-deps.sh")
+  endif()
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${NLOHMANN_JSON_INCLUDE_DIR})
 endif()
 
 add_library(genbench_hdf5 INTERFACE)

@@ -4,7 +4,7 @@
 # it could not find. Header-only CLI11 can also come from .deps/ (scripts/stage-deps.sh).
 set -uo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
-          libopenmpi-dev openmpi-bin libhdf5-dev libyaml-cpp-dev libgtest-dev libcli11-dev
+          libopenmpi-dev openmpi-bin libhdf5-dev libyaml-cpp-dev libgtest-dev libcli11-dev nlohmann-json3-dev
           python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-pytest
           python3-nbclient python3-nbformat python3-ipykernel)
 missing=()

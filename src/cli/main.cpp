@@ -1,4 +1,4 @@
-// genbench: one binary, subcommands run | validate | list | info.
+// genbench: one binary, subcommands run | validate | list | info | export.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "comm/comm.h"
 #include "core/error.h"
+#include "io/export.h"
 #include "runner/runner.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,15 @@ int main(int argc, char** argv) {
   validate->add_option("--backend", val_args.backend, "backend to check support against")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
 
+  std::string export_file, export_out;
+  bool export_csv_flag = false, export_json_flag = false;
+  auto* exp = app.add_subcommand("export", "write a result file's tables as CSV or JSON");
+  exp->add_option("file", export_file, "result file (.h5)")->required();
+  auto* csv_opt = exp->add_flag("--csv", export_csv_flag, "one CSV per benchmark, plus system.csv, in a folder");
+  auto* json_opt = exp->add_flag("--json", export_json_flag, "one JSON document");
+  csv_opt->excludes(json_opt);
+  exp->add_option("-o,--output", export_out, "folder (--csv, default FILE-csv/) or file (--json, default stdout)");
+
   auto* list = app.add_subcommand("list", "ops, implementations, dtypes, and what this machine supports");
   auto* info = app.add_subcommand("info", "this node's devices and library versions");
 
@@ -48,6 +58,19 @@ int main(int argc, char** argv) {
 
   int code = kExitOk;
   try {
+    if (*exp) {
+      if (!export_csv_flag && !export_json_flag) throw UsageError("export: choose --csv or --json");
+      if (export_csv_flag) {
+        std::string dir = export_out;
+        if (dir.empty()) dir = (export_file.size() > 3 && export_file.substr(export_file.size() - 3) == ".h5"
+                                    ? export_file.substr(0, export_file.size() - 3) : export_file) + "-csv";
+        export_csv(export_file, dir);
+        std::fprintf(stderr, "genbench: wrote CSV tables to %s/\n", dir.c_str());
+      } else {
+        export_json(export_file, export_out.empty() ? "-" : export_out);
+      }
+      return kExitOk;
+    }
     if (*list) return cmd_list();
     Comm comm(&argc, &argv);
     try {

@@ -34,5 +34,6 @@ std::string resolve_backend(const std::string& requested);
 // Installs SIGINT/SIGTERM/SIGUSR1 handlers that ask the run to stop after the current point.
 void install_stop_handlers();
 bool stop_requested();
+void clear_stop_request();
 
 }  // namespace genbench

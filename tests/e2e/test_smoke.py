@@ -98,3 +98,31 @@ def test_existing_file_is_not_overwritten(smoke, tmp_path):
 def test_list_and_info(smoke):
     assert "op attention" in genbench("list").stdout
     assert "host backend" in genbench("info").stdout
+
+
+def test_export_csv_and_json(smoke, tmp_path):
+    import json
+    path, _ = smoke
+    out = tmp_path / "csv"
+    genbench("export", path, "--csv", "-o", str(out))
+    gemm = pd.read_csv(out / "gemm.csv")
+    with h5py.File(path, "r") as f:
+        assert len(gemm) == len(f["benchmarks/gemm/points"])
+    assert set(gemm["status"]) == {"ok"}
+    assert len(pd.read_csv(out / "system.csv")) == 2
+    doc = json.loads(genbench("export", path, "--json").stdout)
+    assert doc["attributes"]["world_size"] == 2
+    assert len(doc["benchmarks"]["collectives"]) == 21
+    assert all(r["busbw_GBps"] > 0 for r in doc["benchmarks"]["collectives"])
+
+
+def test_export_refuses_foreign_files(tmp_path):
+    text = tmp_path / "text.h5"
+    text.write_text("not a result file")
+    proc = genbench("export", str(text), "--json", check=False)
+    assert proc.returncode == 2 and "not an HDF5 file" in proc.stderr
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f["x"] = np.arange(3)
+    proc = genbench("export", str(other), "--csv", check=False)
+    assert proc.returncode == 2 and "not a genbench result file" in proc.stderr
