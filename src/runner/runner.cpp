@@ -106,7 +106,8 @@ struct Outcome {
 
 std::string metric_text(const Outcome& o) {
   if (o.status != schema::kOk) return "";
-  if (o.tflops > 0) return strprintf("%.3f TFLOP/s", o.tflops);
+  if (o.tflops >= 1) return strprintf("%.1f TFLOP/s", o.tflops);
+  if (o.tflops > 0) return strprintf("%.3g GFLOP/s", o.tflops * 1e3);
   if (o.busbw > 0 || o.algbw > 0) return strprintf("busbw %.2f GB/s", o.busbw);
   return "";
 }
@@ -145,6 +146,7 @@ void install_stop_handlers() {
 }
 
 bool stop_requested() { return g_stop != 0; }
+void clear_stop_request() { g_stop = 0; }
 
 std::string resolve_backend(const std::string& requested) {
   if (requested == "host") return "host";
