@@ -17,7 +17,7 @@ def test_notebook_runs(result_files, monkeypatch):
     monkeypatch.setenv("GENBENCH_B", b)
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+    client = nbclient.NotebookClient(nb, timeout=180, startup_timeout=180, kernel_name="python3",
                                      resources={"metadata": {"path": os.path.dirname(NOTEBOOK)}})
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
