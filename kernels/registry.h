@@ -12,6 +12,10 @@ std::unique_ptr<Implementation> make_attention_reference_host();
 std::unique_ptr<Implementation> make_gemm_reference_host();
 std::unique_ptr<Implementation> make_collective_mpi();
 
+// cuda backend (defined only in builds with GENBENCH_HAVE_CUDA)
+std::unique_ptr<Implementation> make_gemm_cublaslt();
+std::unique_ptr<Implementation> make_collective_nccl();
+
 // A CUDA implementation in a build without the CUDA backend: listed, never runnable.
 std::unique_ptr<Implementation> make_unavailable(const Op& op, const std::string& name, const std::string& description);
 

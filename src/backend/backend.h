@@ -3,6 +3,7 @@
 // per-point accounting, its clock, and how to wait for it.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -67,6 +68,18 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Clocks, power and temperature of the device at one moment (NVML on cuda; the host backend
+// and cuda without NVML leave valid false and the numbers NaN).
+struct DeviceState {
+  bool valid = false;
+  double sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double mem_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double power_w = std::numeric_limits<double>::quiet_NaN();
+  double temperature_c = std::numeric_limits<double>::quiet_NaN();
+  std::uint64_t throttle_reasons = 0;  // NVML clocks-event reason bits
+  bool throttled = false;              // power, thermal or hardware slowdown among the reasons
+};
+
 struct MemoryInfo {
   std::int64_t free_bytes = 0;
   std::int64_t total_bytes = 0;
@@ -80,6 +93,7 @@ class Backend {
   virtual std::unique_ptr<Timer> make_timer() = 0;
   virtual void synchronize() = 0;
   virtual MemoryInfo memory_info() const = 0;
+  virtual DeviceState sample_state() { return {}; }
 
   // Counted allocation; throws OutOfMemory when the device cannot provide it.
   DeviceBuffer allocate(std::size_t bytes);

@@ -79,6 +79,12 @@ Compound points_layout(const Op& op) {
   c.add("peak_memory_bytes", Kind::i64, 0, "B");
   c.add("validation_error", Kind::f64);
   c.add("validation_tolerance", Kind::f64);
+  c.add("sm_clock_mhz", Kind::f64, 0, "MHz");
+  c.add("mem_clock_mhz", Kind::f64, 0, "MHz");
+  c.add("power_w", Kind::f64, 0, "W");
+  c.add("temperature_c", Kind::f64, 0, "C");
+  c.add("throttle_reasons", Kind::i64);
+  c.add("throttled", Kind::i64);
   return c;
 }
 
@@ -361,6 +367,12 @@ void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
   row.set(i++, peak);
   row.set(i++, rec.validation_error);
   row.set(i++, rec.validation_tolerance);
+  row.set(i++, rec.state.sm_clock_mhz);
+  row.set(i++, rec.state.mem_clock_mhz);
+  row.set(i++, rec.state.power_w);
+  row.set(i++, rec.state.temperature_c);
+  row.set(i++, static_cast<std::int64_t>(rec.state.throttle_reasons));
+  row.set(i++, std::int64_t{rec.state.throttled ? 1 : 0});
 
   // samples [rank][iteration], NaN past the recorded iterations
   std::vector<double> samples(world * iters, std::nan(""));

@@ -44,6 +44,7 @@ struct PointRecord {
   Work work;
   double tflops = 0, algbw_gbps = 0, busbw_gbps = 0;
   double validation_error = 0, validation_tolerance = 0;
+  DeviceState state;     // after the timed iterations, over ranks (see docs/cuda-backend.md)
 };
 
 struct BenchmarkInfo {

@@ -39,6 +39,9 @@ class Case {
   virtual void run() = 0;
   // Which variant ran (tile configuration, cuBLASLt algorithm...), recorded per point.
   virtual std::string variant() const { return ""; }
+  // Iterations one run() performs (mode=graph replays K captured iterations per run()); the
+  // runner divides each timed sample by it, so samples are always per iteration.
+  virtual int iterations_per_run() const { return 1; }
 };
 
 class Implementation {

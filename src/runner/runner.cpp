@@ -1,5 +1,6 @@
 #include "runner/runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -331,9 +332,12 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
 
       // Time: warm-up, then barrier-started iterations until the slowest-rank samples converge.
       std::vector<double> mine;
+      // Device state (clocks, power, temperature, throttling) around the timed iterations.
+      const DeviceState state_before = backend->sample_state();
       if (sev == kSevOk) {
         try {
           auto timer = backend->make_timer();
+          const double per_run = std::max(1, c->iterations_per_run());  // graph replays time K iterations
           for (int w = 0; w < b.timing.warmup; ++w) {
             comm.barrier();
             c->run();
@@ -345,7 +349,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             timer->start();
             c->run();
             timer->stop();
-            const double t = timer->seconds();
+            const double t = timer->seconds() / per_run;
             mine.push_back(t);
             if (stop.add(comm.max(t))) break;
           }
@@ -358,6 +362,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         }
         std::tie(sev, reason) = agree(comm, sev, reason);
       }
+      const DeviceState state_after = backend->sample_state();
       c.reset();
       rec.status = severity_status(sev);
       rec.reason = reason;
@@ -368,7 +373,26 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       mine.resize(static_cast<std::size_t>(n), std::nan(""));
       const auto all = comm.gather(mine);
       const auto mem = comm.gather(std::vector<std::int64_t>{backend->peak_bytes() - base, delta});
+      const auto states = comm.gather(std::vector<double>{
+          state_after.sm_clock_mhz, state_after.mem_clock_mhz, state_after.power_w, state_after.temperature_c,
+          static_cast<double>(state_before.throttle_reasons | state_after.throttle_reasons),
+          (state_before.throttled || state_after.throttled) ? 1.0 : 0.0, state_after.valid ? 1.0 : 0.0});
       if (root) {
+        // Over ranks: the lowest clocks, the highest power and temperature, every reason seen.
+        for (int r = 0; r < comm.size(); ++r) {
+          const double* x = states.data() + 7 * static_cast<std::size_t>(r);
+          if (x[6] == 0) continue;
+          DeviceState& st = rec.state;
+          auto lower = [](double u, double w) { return std::isnan(u) ? w : std::isnan(w) ? u : std::min(u, w); };
+          auto higher = [](double u, double w) { return std::isnan(u) ? w : std::isnan(w) ? u : std::max(u, w); };
+          st.sm_clock_mhz = st.valid ? lower(st.sm_clock_mhz, x[0]) : x[0];
+          st.mem_clock_mhz = st.valid ? lower(st.mem_clock_mhz, x[1]) : x[1];
+          st.power_w = st.valid ? higher(st.power_w, x[2]) : x[2];
+          st.temperature_c = st.valid ? higher(st.temperature_c, x[3]) : x[3];
+          st.throttle_reasons |= static_cast<std::uint64_t>(x[4]);
+          st.throttled = st.throttled || x[5] != 0;
+          st.valid = true;
+        }
         rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
         rec.ranks.resize(static_cast<std::size_t>(comm.size()));
         for (int r = 0; r < comm.size(); ++r) {

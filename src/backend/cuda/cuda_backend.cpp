@@ -7,6 +7,8 @@
 #include <cudnn.h>
 #endif
 
+#include "backend/cuda/nccl_comm.h"
+#include "backend/cuda/nvml.h"
 #include "core/strings.h"
 
 namespace genbench {
@@ -55,8 +57,12 @@ class CudaBackendImpl final : public CudaBackend {
     GENBENCH_CHECK_CUDA(cudaSetDevice(device_));
     GENBENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop_, device_));
     GENBENCH_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_) == cudaSuccess) nvml_ = std::make_unique<NvmlDevice>(bus);
   }
   ~CudaBackendImpl() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    release_nccl_comms();  // every rank destroys its backend at the same point of the run
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -101,6 +107,8 @@ class CudaBackendImpl final : public CudaBackend {
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<EventTimer>(stream_); }
   void synchronize() override { GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_)); }
 
+  DeviceState sample_state() override { return nvml_ ? nvml_->sample() : DeviceState{}; }
+
   MemoryInfo memory_info() const override {
     std::size_t free = 0, total = 0;
     GENBENCH_CHECK_CUDA(cudaMemGetInfo(&free, &total));
@@ -124,6 +132,7 @@ class CudaBackendImpl final : public CudaBackend {
   int device_ = 0;
   cudaDeviceProp prop_{};
   cudaStream_t stream_ = nullptr;
+  std::unique_ptr<NvmlDevice> nvml_;
 };
 
 }  // namespace
