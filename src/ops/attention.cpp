@@ -1,5 +1,6 @@
 #include "ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/strings.h"
@@ -21,25 +22,63 @@ AttentionShape AttentionShape::from(const Point& p) {
   const double scale = p.real(a::scale);
   s.scale = static_cast<float>(scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   s.graph = p.choice(a::mode) == "graph";
+  s.varlen = p.boolean(a::varlen);
   return s;
 }
 
-double AttentionShape::flops() const {
-  const double sq = static_cast<double>(seqlen_q), sk = static_cast<double>(seqlen_k);
-  double pairs = sq * sk;
-  if (causal) {
-    if (seqlen_q == seqlen_k) {
-      pairs = sq * sk / 2.0;
-    } else {
-      // Row i (0-based) sees keys j <= i + (sk - sq), clamped to [0, sk].
-      pairs = 0;
-      for (std::int64_t i = 0; i < seqlen_q; ++i) {
-        const std::int64_t n = std::min<std::int64_t>(seqlen_k, std::max<std::int64_t>(0, i + seqlen_k - seqlen_q + 1));
-        pairs += static_cast<double>(n);
-      }
-    }
+namespace {
+
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Seeded by the shape and the draw alone, so work() and every rank see the same lengths.
+std::vector<std::int64_t> draw_lengths(std::int64_t batch, std::int64_t seqlen, std::uint64_t salt) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(batch), seqlen);
+  const std::int64_t lo = (seqlen + 1) / 2;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::uint64_t r = mix64(salt ^ mix64(static_cast<std::uint64_t>(b) * 0x100000001b3ull));
+    v[static_cast<std::size_t>(b)] = lo + static_cast<std::int64_t>(r % static_cast<std::uint64_t>(seqlen - lo + 1));
   }
-  return 4.0 * static_cast<double>(batch * heads) * pairs * static_cast<double>(head_dim);
+  return v;
+}
+
+// Unmasked (query, key) pairs of one head of one sequence.
+double pairs(std::int64_t sq, std::int64_t sk, bool causal) {
+  if (!causal) return static_cast<double>(sq) * static_cast<double>(sk);
+  if (sq == sk) return static_cast<double>(sq) * static_cast<double>(sk) / 2.0;
+  // Row i (0-based) sees keys j <= i + (sk - sq), clamped to [0, sk].
+  double n = 0;
+  for (std::int64_t i = 0; i < sq; ++i)
+    n += static_cast<double>(std::min<std::int64_t>(sk, std::max<std::int64_t>(0, i + sk - sq + 1)));
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> AttentionShape::lengths_q(std::uint64_t draw) const {
+  if (!varlen) return std::vector<std::int64_t>(static_cast<std::size_t>(batch), seqlen_q);
+  return draw_lengths(batch, seqlen_q, mix64(0x71u + draw * 7919u + static_cast<std::uint64_t>(seqlen_q)));
+}
+
+std::vector<std::int64_t> AttentionShape::lengths_k(std::uint64_t draw) const {
+  if (!varlen) return std::vector<std::int64_t>(static_cast<std::size_t>(batch), seqlen_k);
+  if (seqlen_k == seqlen_q) return lengths_q(draw);
+  return draw_lengths(batch, seqlen_k, mix64(0x6bu + draw * 104729u + static_cast<std::uint64_t>(seqlen_k)));
+}
+
+double AttentionShape::flops() const {
+  double total = 0;
+  if (!varlen) {
+    total = static_cast<double>(batch) * pairs(seqlen_q, seqlen_k, causal);
+  } else {
+    const auto lq = lengths_q(), lk = lengths_k();
+    for (std::size_t b = 0; b < lq.size(); ++b) total += pairs(lq[b], lk[b], causal);
+  }
+  return 4.0 * static_cast<double>(heads) * total * static_cast<double>(head_dim);
 }
 
 namespace {
@@ -64,6 +103,8 @@ class AttentionOp final : public Op {
       v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16", "fp8_e4m3", "fp32"}, 0, 0, {}, "input precision"};
       v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
       v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
+      v[a::varlen] = {"varlen", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {},
+                      "packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded"};
       return v;
     }();
     return specs;
@@ -86,18 +127,20 @@ class AttentionOp final : public Op {
     Work w;
     w.flops = s.flops();
     const double el = static_cast<double>(dtype_size(s.dtype));
-    w.bytes = el * static_cast<double>(s.batch * s.head_dim) *
-              static_cast<double>(2 * s.heads * s.seqlen_q + 2 * s.heads_kv * s.seqlen_k);
+    std::int64_t tq = 0, tk = 0;
+    for (auto n : s.lengths_q()) tq += n;
+    for (auto n : s.lengths_k()) tk += n;
+    w.bytes = el * static_cast<double>(s.head_dim) * static_cast<double>(2 * s.heads * tq + 2 * s.heads_kv * tk);
     return w;
   }
 
   std::string describe(const Point& p) const override {
     const auto s = AttentionShape::from(p);
-    return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s %s", dtype_name(s.dtype),
+    return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s%s %s", dtype_name(s.dtype),
                      static_cast<long long>(s.batch), static_cast<long long>(s.heads),
                      static_cast<long long>(s.heads_kv), static_cast<long long>(s.seqlen_q),
                      static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim),
-                     s.causal ? " causal" : "", s.graph ? "graph" : "eager");
+                     s.causal ? " causal" : "", s.varlen ? " varlen" : "", s.graph ? "graph" : "eager");
   }
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // attention: forward of softmax(Q K^T * scale) V, optionally causal (bottom-right aligned).
 #include <cstdint>
+#include <vector>
 
 #include "ops/dtype.h"
 #include "ops/op.h"
@@ -22,6 +23,7 @@ enum : std::size_t {
   dtype,
   scale,     // softmax scale; 0 = 1/sqrt(head_dim)
   mode,      // eager | graph
+  varlen,    // packed variable-length batch: lengths drawn in [seqlen/2, seqlen] per sequence
   count
 };
 }
@@ -32,10 +34,17 @@ struct AttentionShape {
   DType dtype;
   float scale;
   bool graph;
+  bool varlen;  // packed sequences (cu_seqlens); batch holds up to batch * seqlen_q tokens
 
   static AttentionShape from(const Point& p);
+  // Per-sequence lengths: seqlen_q / seqlen_k for every sequence, or with varlen a seeded
+  // draw in [ceil(seqlen/2), seqlen] (keys take the query's length when seqlen_k == seqlen_q).
+  // `draw` selects another set of lengths of the same bounds (graph replays use draw 1, 2...).
+  std::vector<std::int64_t> lengths_q(std::uint64_t draw = 0) const;
+  std::vector<std::int64_t> lengths_k(std::uint64_t draw = 0) const;
   // Unmasked (query, key) pairs per head: sq*sk, or for causal (bottom-right aligned) the
   // exact count; FLOPs use sq*sk/2 for causal with sq == sk, as FlashAttention reports.
+  // With varlen, the sum over the drawn sequence lengths (draw 0).
   double flops() const;
 };
 

@@ -111,6 +111,7 @@ class AttentionReferenceHost final : public Implementation {
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
     if (s.graph) return "graph mode needs the cuda backend";
+    if (s.varlen) return "varlen (packed sequences) runs on the cuda backend";
     if (s.flops() > kHostFlopLimit)
       return strprintf("%.2g FLOP is beyond the host backend's limit of %.0g", s.flops(), kHostFlopLimit);
     return "";

@@ -1,0 +1,251 @@
+#include "kernels/attention/common/attention_case.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/strings.h"
+
+namespace genbench::attention {
+
+namespace {
+
+__device__ std::uint64_t splitmix64_device(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The formula of ops/fill.cpp's random_normal, evaluated on the device.
+__device__ float random_normal_device(std::uint64_t seed, std::uint64_t i) {
+  const std::uint64_t a = splitmix64_device(seed ^ splitmix64_device(2 * i));
+  const std::uint64_t b = splitmix64_device(seed ^ splitmix64_device(2 * i + 1));
+  const double ua = (static_cast<double>(a >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  const double ub = (static_cast<double>(b >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  return static_cast<float>(sqrt(-2.0 * log(ua)) * cos(6.283185307179586 * ub));
+}
+
+template <typename T>
+__device__ T from_float(float x);
+template <>
+__device__ float from_float<float>(float x) { return x; }
+template <>
+__device__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+template <typename T>
+__global__ void fill_normal_kernel(T* p, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    p[i] = from_float<T>(random_normal_device(seed, i));
+}
+
+std::vector<int> cumulative(const std::vector<std::int64_t>& lens) {
+  std::vector<int> cu(lens.size() + 1, 0);
+  for (std::size_t b = 0; b < lens.size(); ++b) cu[b + 1] = cu[b] + static_cast<int>(lens[b]);
+  return cu;
+}
+
+}  // namespace
+
+void fill_normal_device(void* p, DType t, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(65536, (n + 255) / 256));
+  if (n == 0) return;
+  switch (t) {
+    case DType::fp32: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<float*>(p), n, seed); break;
+    case DType::fp16: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<__half*>(p), n, seed); break;
+    case DType::bf16: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), n, seed); break;
+    default: throw Error(std::string("attention inputs: no device fill for ") + dtype_name(t));
+  }
+  GENBENCH_CHECK_LAUNCH();
+}
+
+std::vector<float> download_as_float(const void* p, DType t, std::size_t n) {
+  std::vector<float> out(n);
+  if (t == DType::fp32) {
+    GENBENCH_CHECK_CUDA(cudaMemcpy(out.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return out;
+  }
+  std::vector<std::uint16_t> raw(n);
+  GENBENCH_CHECK_CUDA(cudaMemcpy(raw.data(), p, n * 2, cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (t == DType::bf16) {
+      __nv_bfloat16_raw r;
+      r.x = raw[i];
+      out[i] = __bfloat162float(__nv_bfloat16(r));
+    } else {
+      __half_raw r;
+      r.x = raw[i];
+      out[i] = __half2float(__half(r));
+    }
+  }
+  return out;
+}
+
+DeviceAttentionCase::DeviceAttentionCase(const AttentionShape& s, Context& ctx)
+    : s_(s), be_(cuda_backend_of(ctx.backend)), seed_(ctx.seed) {
+  rows_q_ = s.batch * s.seqlen_q;
+  rows_k_ = s.batch * s.seqlen_k;
+  const std::size_t el = dtype_size(s.dtype);
+  const auto n_q = static_cast<std::size_t>(rows_q_ * s.heads * s.head_dim);
+  const auto n_kv = static_cast<std::size_t>(rows_k_ * s.heads_kv * s.head_dim);
+  q_ = ctx.backend.allocate(n_q * el);
+  k_ = ctx.backend.allocate(n_kv * el);
+  v_ = ctx.backend.allocate(n_kv * el);
+  o_ = ctx.backend.allocate(n_q * el);
+  lse_ = ctx.backend.allocate(static_cast<std::size_t>(rows_q_ * s.heads) * sizeof(float));
+  cu_q_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
+  cu_k_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
+  fill_normal_device(q_.get(), s.dtype, n_q, seed_ + 1, stream());
+  fill_normal_device(k_.get(), s.dtype, n_kv, seed_ + 2, stream());
+  fill_normal_device(v_.get(), s.dtype, n_kv, seed_ + 3, stream());
+  set_lengths(s.lengths_q(), s.lengths_k());
+  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
+}
+
+DeviceAttentionCase::~DeviceAttentionCase() {
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void DeviceAttentionCase::set_lengths(const std::vector<std::int64_t>& len_q, const std::vector<std::int64_t>& len_k) {
+  if (static_cast<std::int64_t>(len_q.size()) != s_.batch || static_cast<std::int64_t>(len_k.size()) != s_.batch)
+    throw Error("attention: one length per sequence expected");
+  for (std::size_t b = 0; b < len_q.size(); ++b)
+    if (len_q[b] < 1 || len_q[b] > s_.seqlen_q || len_k[b] < 1 || len_k[b] > s_.seqlen_k)
+      throw Error("attention: sequence length outside [1, seqlen]");
+  len_q_ = len_q;
+  len_k_ = len_k;
+  max_len_q_ = *std::max_element(len_q.begin(), len_q.end());
+  max_len_k_ = *std::max_element(len_k.begin(), len_k.end());
+  // Uniform batches keep the padded layout b * seqlen, which is the same as packing them.
+  const auto cq = cumulative(len_q), ck = cumulative(len_k);
+  // The copy is stream-ordered: pageable sources are staged before the call returns.
+  GENBENCH_CHECK_CUDA(cudaMemcpyAsync(cu_q_.get(), cq.data(), cq.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
+  GENBENCH_CHECK_CUDA(cudaMemcpyAsync(cu_k_.get(), ck.data(), ck.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
+  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
+}
+
+void DeviceAttentionCase::capture() {
+  cudaStream_t st = stream();
+  GENBENCH_CHECK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  try {
+    launch(st);
+  } catch (...) {
+    cudaGraph_t g = nullptr;
+    cudaStreamEndCapture(st, &g);
+    if (g) cudaGraphDestroy(g);
+    throw;
+  }
+  GENBENCH_CHECK_CUDA(cudaStreamEndCapture(st, &graph_));
+  GENBENCH_CHECK_CUDA(cudaGraphInstantiate(&graph_exec_, graph_, 0));
+  ++captures_;
+}
+
+void DeviceAttentionCase::execute() {
+  if (s_.graph) {
+    if (!graph_exec_) capture();
+    GENBENCH_CHECK_CUDA(cudaGraphLaunch(graph_exec_, stream()));
+  } else {
+    launch(stream());
+  }
+}
+
+void DeviceAttentionCase::run() { execute(); }
+
+void DeviceAttentionCase::poison_outputs() {
+  // All-ones bits are NaN in fp32, fp16 and bf16.
+  GENBENCH_CHECK_CUDA(cudaMemsetAsync(o_.get(), 0xff, o_.bytes(), stream()));
+  GENBENCH_CHECK_CUDA(cudaMemsetAsync(lse_.get(), 0xff, lse_.bytes(), stream()));
+}
+
+Validation DeviceAttentionCase::check_outputs() {
+  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
+  HostAttentionData d;
+  d.shape = s_;
+  d.len_q = len_q_;
+  d.len_k = len_k_;
+  if (s_.varlen) {
+    d.start_q = starts_of(len_q_);
+    d.start_k = starts_of(len_k_);
+  } else {
+    d.start_q.resize(static_cast<std::size_t>(s_.batch));
+    d.start_k.resize(static_cast<std::size_t>(s_.batch));
+    for (std::int64_t b = 0; b < s_.batch; ++b) {
+      d.start_q[static_cast<std::size_t>(b)] = b * s_.seqlen_q;
+      d.start_k[static_cast<std::size_t>(b)] = b * s_.seqlen_k;
+    }
+  }
+  const auto n_q = static_cast<std::size_t>(rows_q_ * s_.heads * s_.head_dim);
+  const auto n_kv = static_cast<std::size_t>(rows_k_ * s_.heads_kv * s_.head_dim);
+  d.q = download_as_float(q_.get(), s_.dtype, n_q);
+  d.k = download_as_float(k_.get(), s_.dtype, n_kv);
+  d.v = download_as_float(v_.get(), s_.dtype, n_kv);
+  d.o = download_as_float(o_.get(), s_.dtype, n_q);
+  d.lse = download_as_float(lse_.get(), DType::fp32, static_cast<std::size_t>(rows_q_ * s_.heads));
+  return validate_attention(d, seed_);
+}
+
+Validation DeviceAttentionCase::validate() {
+  poison_outputs();
+  execute();
+  Validation v = check_outputs();
+  if (!v.ok || !s_.graph) return v;
+
+  // Graph mode: replays of the one captured graph, with new lengths when varlen.
+  if (s_.varlen) {
+    const auto lq = s_.lengths_q(1), lk = s_.lengths_k(1);
+    set_lengths(lq, lk);
+    poison_outputs();
+    execute();
+    Validation v2 = check_outputs();
+    set_lengths(s_.lengths_q(), s_.lengths_k());
+    if (!v2.ok) {
+      v2.detail = "graph replay with a second set of lengths: " + v2.detail;
+      return v2;
+    }
+    v.error = std::max(v.error, v2.error);
+    v.detail += "; graph replayed with a second set of lengths: " + v2.detail;
+  }
+  // Replay jitter: 21 replays, each timed alone.
+  cudaEvent_t a = nullptr, b = nullptr;
+  GENBENCH_CHECK_CUDA(cudaEventCreate(&a));
+  GENBENCH_CHECK_CUDA(cudaEventCreate(&b));
+  std::vector<float> ms;
+  try {
+    for (int r = 0; r < 21; ++r) {
+      GENBENCH_CHECK_CUDA(cudaEventRecord(a, stream()));
+      execute();
+      GENBENCH_CHECK_CUDA(cudaEventRecord(b, stream()));
+      GENBENCH_CHECK_CUDA(cudaEventSynchronize(b));
+      float t = 0;
+      GENBENCH_CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t);
+    }
+  } catch (...) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    throw;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  graph_note_ = strprintf("graph: %d capture(s)%s; 21 replays min %.1f us median %.1f us max %.1f us", captures_,
+                          s_.varlen ? ", 2 length sets replayed without re-capture" : "", 1e3 * ms.front(),
+                          1e3 * ms[ms.size() / 2], 1e3 * ms.back());
+  v.detail += "; " + graph_note_;
+  return v;
+}
+
+std::string DeviceAttentionCase::variant() const {
+  std::string v = config_name();
+  if (!graph_note_.empty()) v += (v.empty() ? "" : " ") + std::string("[") + graph_note_ + "]";
+  return v;
+}
+
+}  // namespace genbench::attention

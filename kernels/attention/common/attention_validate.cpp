@@ -1,0 +1,211 @@
+#include "kernels/attention/common/attention_validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "core/strings.h"
+#include "ops/attention_math.h"
+#include "ops/dtype.h"
+
+namespace genbench::attention {
+
+std::int64_t HostAttentionData::lse_index(std::int64_t b, std::int64_t h, std::int64_t i) const {
+  const auto& s = shape;
+  if (s.varlen) return h * (s.batch * s.seqlen_q) + start_q[static_cast<std::size_t>(b)] + i;
+  return (b * s.heads + h) * s.seqlen_q + i;
+}
+
+std::int64_t HostAttentionData::total_q() const {
+  std::int64_t t = 0;
+  for (auto n : len_q) t += n;
+  return t;
+}
+
+std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& lengths) {
+  std::vector<std::int64_t> s(lengths.size(), 0);
+  for (std::size_t b = 1; b < lengths.size(); ++b) s[b] = s[b - 1] + lengths[b - 1];
+  return s;
+}
+
+namespace {
+
+// The shape of sequence b alone, with Q/K/V pointers moved to its first row.
+AttentionShape sequence_shape(const HostAttentionData& d, std::int64_t b) {
+  AttentionShape s = d.shape;
+  s.batch = 1;
+  s.seqlen_q = d.len_q[static_cast<std::size_t>(b)];
+  s.seqlen_k = d.len_k[static_cast<std::size_t>(b)];
+  s.varlen = false;
+  return s;
+}
+
+double dtype_epsilon(DType t) {
+  switch (t) {
+    case DType::fp16: return std::ldexp(1.0, -10);
+    case DType::bf16: return std::ldexp(1.0, -7);
+    case DType::fp8_e4m3: return std::ldexp(1.0, -3);
+    case DType::fp8_e5m2: return std::ldexp(1.0, -2);
+    default: return std::ldexp(1.0, -23);
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> sample_rows(const HostAttentionData& d, std::int64_t b, std::uint64_t seed, int extra) {
+  const std::int64_t sq = d.len_q[static_cast<std::size_t>(b)], sk = d.len_k[static_cast<std::size_t>(b)];
+  std::set<std::int64_t> rows;
+  auto add = [&](std::int64_t i) {
+    if (i >= 0 && i < sq) rows.insert(i);
+  };
+  add(0);
+  add(1);
+  add(sq - 1);
+  add(sq - 2);
+  if (d.shape.causal) {  // the last row without a visible key and the first with one
+    add(sq - sk - 1);
+    add(sq - sk);
+    add(sq - sk + 1);
+  }
+  for (std::int64_t t : {15, 16, 63, 64, 65, 127, 128, 129}) add(t);
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(b));
+  for (int e = 0; e < extra; ++e) add(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(sq)));
+  return {rows.begin(), rows.end()};
+}
+
+void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i, float* out,
+                       float* lse) {
+  const AttentionShape s = sequence_shape(d, b);
+  const std::int64_t D = s.head_dim, hk = h / (s.heads / s.heads_kv);
+  const float* q = d.q.data() + d.start_q[static_cast<std::size_t>(b)] * s.heads * D;
+  const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+  const float* v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+  const std::int64_t end = attention_key_end(s, i);
+  const float* qi = q + (i * s.heads + h) * D;
+  for (std::int64_t x = 0; x < D; ++x) out[x] = 0;
+  if (end == 0) {
+    *lse = -std::numeric_limits<float>::infinity();
+    return;
+  }
+  std::vector<float> sc(static_cast<std::size_t>(end));
+  float mx = -std::numeric_limits<float>::infinity();
+  for (std::int64_t j = 0; j < end; ++j) {
+    const float* kj = k + (j * s.heads_kv + hk) * D;
+    float dot = 0;
+    for (std::int64_t x = 0; x < D; ++x) dot += qi[x] * kj[x];
+    sc[static_cast<std::size_t>(j)] = dot * s.scale;
+    mx = std::max(mx, sc[static_cast<std::size_t>(j)]);
+  }
+  float sum = 0;
+  std::vector<float> acc(static_cast<std::size_t>(D), 0.0f);
+  for (std::int64_t j = 0; j < end; ++j) {
+    const float p = std::exp(sc[static_cast<std::size_t>(j)] - mx);
+    sum += p;
+    const float pr = round_to(s.dtype, p);
+    const float* vj = v + (j * s.heads_kv + hk) * D;
+    for (std::int64_t x = 0; x < D; ++x) acc[static_cast<std::size_t>(x)] += pr * vj[x];
+  }
+  for (std::int64_t x = 0; x < D; ++x) out[x] = round_to(s.dtype, acc[static_cast<std::size_t>(x)] / sum);
+  *lse = mx + std::log(sum);
+}
+
+Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
+  const AttentionShape& s = d.shape;
+  Validation v;
+  const std::int64_t D = s.head_dim;
+  // Every element of the used rows must have been written (the outputs were poisoned).
+  const std::int64_t tq = d.total_q();
+  for (std::int64_t r = 0; r < tq * s.heads * D; ++r)
+    if (std::isnan(d.o[static_cast<std::size_t>(r)])) {
+      v.ok = false;
+      v.error = INFINITY;
+      v.detail = strprintf("O element %lld (row %lld) is NaN: unwritten or invalid", static_cast<long long>(r),
+                           static_cast<long long>(r / (s.heads * D)));
+      return v;
+    }
+  for (std::int64_t b = 0; b < s.batch; ++b)
+    for (std::int64_t h = 0; h < s.heads; ++h)
+      for (std::int64_t i = 0; i < d.len_q[static_cast<std::size_t>(b)]; ++i)
+        if (std::isnan(d.lse[static_cast<std::size_t>(d.lse_index(b, h, i))])) {
+          v.ok = false;
+          v.error = INFINITY;
+          v.detail = strprintf("LSE of batch %lld head %lld row %lld is NaN: unwritten or invalid",
+                               static_cast<long long>(b), static_cast<long long>(h), static_cast<long long>(i));
+          return v;
+        }
+
+  // Budget: about 1.5e8 multiply-adds of reference work (double and low precision together).
+  double per_row = 0;
+  for (std::int64_t b = 0; b < s.batch; ++b) per_row = std::max(per_row, static_cast<double>(d.len_k[static_cast<std::size_t>(b)]));
+  per_row *= 4.0 * static_cast<double>(D);
+  const double budget = 1.5e8;
+  const std::int64_t max_rows = std::max<std::int64_t>(24, static_cast<std::int64_t>(budget / std::max(per_row, 1.0)));
+  std::vector<std::int64_t> batches = {0, s.batch - 1, s.batch / 2};
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  std::vector<std::int64_t> heads = {0, s.heads - 1, (s.heads * 5) / 8};
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+
+  std::vector<double> ref(static_cast<std::size_t>(D)), scratch;
+  std::vector<float> lp(static_cast<std::size_t>(D));
+  double err = 0, err_lp = 0, ref_max = 0, lse_err = 0, lse_err_lp = 0;
+  std::int64_t rows_checked = 0;
+  std::string where;
+  bool lse_inf_mismatch = false;
+  const int per_batch_extra = static_cast<int>(std::max<std::int64_t>(
+      4, max_rows / std::max<std::int64_t>(1, static_cast<std::int64_t>(batches.size() * heads.size())) - 16));
+  for (std::int64_t b : batches) {
+    const AttentionShape sb = sequence_shape(d, b);
+    const float* q = d.q.data() + d.start_q[static_cast<std::size_t>(b)] * s.heads * D;
+    const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+    const float* vv = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+    for (std::int64_t h : heads) {
+      for (std::int64_t i : sample_rows(d, b, seed + static_cast<std::uint64_t>(h), per_batch_extra)) {
+        double ref_lse = 0;
+        attention_row<double, float>(sb, q, k, vv, 0, h, i, ref.data(), &ref_lse, scratch);
+        float lp_lse = 0;
+        low_precision_row(d, b, h, i, lp.data(), &lp_lse);
+        const float* o = d.o.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * D;
+        for (std::int64_t x = 0; x < D; ++x) {
+          const double r = ref[static_cast<std::size_t>(x)];
+          const double e = std::fabs(static_cast<double>(o[x]) - r);
+          if (!(e <= err)) {  // also catches NaN
+            if (std::isnan(e) || e > err) {
+              err = std::isnan(e) ? INFINITY : e;
+              where = strprintf("batch %lld head %lld row %lld col %lld: %.6g vs %.6g", static_cast<long long>(b),
+                                static_cast<long long>(h), static_cast<long long>(i), static_cast<long long>(x),
+                                static_cast<double>(o[x]), r);
+            }
+          }
+          err_lp = std::max(err_lp, std::fabs(static_cast<double>(lp[static_cast<std::size_t>(x)]) - r));
+          ref_max = std::max(ref_max, std::fabs(r));
+        }
+        const double lse = d.lse[static_cast<std::size_t>(d.lse_index(b, h, i))];
+        if (std::isinf(ref_lse)) {
+          if (!(std::isinf(lse) && lse < 0)) lse_inf_mismatch = true;
+        } else {
+          const double e = std::fabs(lse - ref_lse);
+          lse_err = std::max(lse_err, std::isnan(e) ? INFINITY : e);
+          lse_err_lp = std::max(lse_err_lp, std::fabs(static_cast<double>(lp_lse) - ref_lse));
+        }
+        ++rows_checked;
+      }
+    }
+  }
+  const double atol = 0.5 * dtype_epsilon(s.dtype) * std::max(ref_max, 1e-3) + 1e-5;
+  v.error = err;
+  v.tolerance = 2.0 * err_lp + atol;
+  const double lse_tol = 2.0 * lse_err_lp + 1e-4;
+  v.ok = err <= v.tolerance && lse_err <= lse_tol && !lse_inf_mismatch;
+  v.detail = strprintf("%lld sampled rows vs double: max |O err| %.3g (input-precision computation: %.3g, bound "
+                       "%.3g); max |LSE err| %.3g (bound %.3g)%s",
+                       static_cast<long long>(rows_checked), err, err_lp, v.tolerance, lse_err, lse_tol,
+                       lse_inf_mismatch ? "; a row with no visible key did not give LSE = -inf" : "");
+  if (!v.ok && !where.empty()) v.detail += "; worst at " + where;
+  return v;
+}
+
+}  // namespace genbench::attention

@@ -1,0 +1,46 @@
+#pragma once
+// Validation shared by the device implementations of attention (host code, built always).
+// The inputs and outputs are copied back to the host as float (exactly the dtype's values);
+// sampled rows (always the first and last rows of a sequence, its causal edges and tile
+// boundaries) are recomputed in double, and FlashAttention's convention applies: the
+// implementation's largest error must stay within 2x the error of the same computation done
+// in the input precision (fp32 scores, P rounded to the dtype before PV, output rounded),
+// plus a small absolute term. NaN never passes, and every element must have been written.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/attention.h"
+#include "ops/implementation.h"
+
+namespace genbench::attention {
+
+// Layouts: Q, O [rows, heads, head_dim], K, V [rows, heads_kv, head_dim], where a sequence b
+// occupies rows [start_q[b], start_q[b] + len_q[b]) (packed for varlen, b * seqlen otherwise).
+// LSE: [batch, heads, seqlen_q] without varlen; [heads, capacity_q] with varlen, where
+// capacity_q = batch * seqlen_q (the buffer's rows), indexed by the packed row.
+struct HostAttentionData {
+  AttentionShape shape{};
+  std::vector<std::int64_t> len_q, len_k, start_q, start_k;
+  std::vector<float> q, k, v, o, lse;
+
+  std::int64_t lse_index(std::int64_t b, std::int64_t h, std::int64_t i) const;
+  std::int64_t total_q() const;
+};
+
+// Starts (cumulative lengths without the final total) of a batch of sequences.
+std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& lengths);
+
+// Rows checked for sequence b: first, last, causal edges, tile boundaries and a seeded draw,
+// plus `extra` seeded random rows.
+std::vector<std::int64_t> sample_rows(const HostAttentionData& d, std::int64_t b, std::uint64_t seed, int extra);
+
+// Checks d.o / d.lse; `seed` picks the random sample rows.
+Validation validate_attention(const HostAttentionData& d, std::uint64_t seed);
+
+// The same computation in the input precision for one row: fp32 scores and softmax, P rounded
+// to the dtype, fp32 PV, output rounded. Exposed for the tests.
+void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i, float* out,
+                       float* lse);
+
+}  // namespace genbench::attention

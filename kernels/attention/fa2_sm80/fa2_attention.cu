@@ -1,0 +1,177 @@
+// attention/fa2 on the cuda backend: the dispatch table and the Implementation.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "core/strings.h"
+#include "kernels/attention/common/attention_case.h"
+#include "kernels/attention/fa2_sm80/fa2.h"
+#include "kernels/registry.h"
+
+namespace genbench {
+
+namespace fa2 {
+
+// Defined in fa2_d*.cu.
+#define GENBENCH_FA2_EXTERN(T, D, BM, BN, W)          \
+  extern template struct Kernel<T, D, BM, BN, W, false>; \
+  extern template struct Kernel<T, D, BM, BN, W, true>;
+GENBENCH_FA2_EXTERN(__half, 64, 128, 128, 4)
+GENBENCH_FA2_EXTERN(__nv_bfloat16, 64, 128, 128, 4)
+GENBENCH_FA2_EXTERN(__half, 128, 128, 64, 4)
+GENBENCH_FA2_EXTERN(__nv_bfloat16, 128, 128, 64, 4)
+GENBENCH_FA2_EXTERN(__half, 128, 64, 64, 4)
+GENBENCH_FA2_EXTERN(__nv_bfloat16, 128, 64, 64, 4)
+GENBENCH_FA2_EXTERN(__half, 256, 64, 64, 4)
+GENBENCH_FA2_EXTERN(__nv_bfloat16, 256, 64, 64, 4)
+#undef GENBENCH_FA2_EXTERN
+
+namespace {
+
+struct Fns {
+  void (*setup)();
+  void (*launch)(const Params&, cudaStream_t);
+};
+
+struct TileConfig {
+  const char* name;
+  int d, bm, bn, warps, smem_bytes;
+  Fns fns[2][2];  // [0 fp16, 1 bf16][causal]
+};
+
+template <int D, int BM, int BN, int W>
+TileConfig make_config(const char* name) {
+  using H = __half;
+  using B = __nv_bfloat16;
+  return TileConfig{name,
+                    D,
+                    BM,
+                    BN,
+                    W,
+                    Kernel<H, D, BM, BN, W, false>::kSmemBytes,
+                    {{{&Kernel<H, D, BM, BN, W, false>::setup, &Kernel<H, D, BM, BN, W, false>::launch},
+                      {&Kernel<H, D, BM, BN, W, true>::setup, &Kernel<H, D, BM, BN, W, true>::launch}},
+                     {{&Kernel<B, D, BM, BN, W, false>::setup, &Kernel<B, D, BM, BN, W, false>::launch},
+                      {&Kernel<B, D, BM, BN, W, true>::setup, &Kernel<B, D, BM, BN, W, true>::launch}}}};
+}
+
+const std::vector<TileConfig>& configs() {
+  static const std::vector<TileConfig> c = {
+      make_config<64, 128, 128, 4>("d64 128x128 w4"),
+      make_config<128, 128, 64, 4>("d128 128x64 w4"),
+      make_config<128, 64, 64, 4>("d128 64x64 w4"),
+      make_config<256, 64, 64, 4>("d256 64x64 w4"),
+  };
+  return c;
+}
+
+// The dispatch table: the first rule that matches (arch, dtype, head_dim, causal, bucket)
+// names the tile configuration. bucket = ceil(log2(seqlen_q)). -1 matches anything.
+struct Rule {
+  int min_cc;      // compute capability * 10
+  int dtype;       // 0 fp16, 1 bf16
+  int head_dim;
+  int causal;
+  int bucket_lo, bucket_hi;
+  int config;      // index into configs()
+};
+
+const Rule kRules[] = {
+    {80, -1, 64, -1, 0, 64, 0},
+    // Up to 64 query rows: 64-row tiles halve the padding and double the blocks.
+    {80, -1, 128, -1, 0, 6, 2},
+    {80, -1, 128, -1, 7, 64, 1},
+    {80, -1, 256, -1, 0, 64, 3},
+};
+
+int bucket_of(std::int64_t n) {
+  int b = 0;
+  while ((std::int64_t{1} << b) < n) ++b;
+  return b;
+}
+
+const TileConfig* choose(int cc, DType dt, std::int64_t d, bool causal, std::int64_t seqlen_q) {
+  const int dti = dt == DType::bf16 ? 1 : 0, bucket = bucket_of(seqlen_q);
+  for (const auto& r : kRules)
+    if (cc >= r.min_cc && (r.dtype < 0 || r.dtype == dti) && r.head_dim == d && (r.causal < 0 || r.causal == causal) &&
+        bucket >= r.bucket_lo && bucket <= r.bucket_hi)
+      return &configs()[static_cast<std::size_t>(r.config)];
+  return nullptr;
+}
+
+class Fa2Case final : public attention::DeviceAttentionCase {
+ public:
+  Fa2Case(const AttentionShape& s, Context& ctx, const TileConfig* cfg) : DeviceAttentionCase(s, ctx), cfg_(cfg) {
+    fns_ = cfg->fns[s.dtype == DType::bf16 ? 1 : 0][s.causal ? 1 : 0];
+    fns_.setup();
+  }
+
+ protected:
+  void launch(cudaStream_t st) override {
+    Params p{};
+    p.q = q_.get();
+    p.k = k_.get();
+    p.v = v_.get();
+    p.o = o_.get();
+    p.lse = lse_.as<float>();
+    p.cu_q = s_.varlen ? cu_q_.as<int>() : nullptr;
+    p.cu_k = s_.varlen ? cu_k_.as<int>() : nullptr;
+    p.batch = static_cast<int>(s_.batch);
+    p.heads = static_cast<int>(s_.heads);
+    p.heads_kv = static_cast<int>(s_.heads_kv);
+    p.group = static_cast<int>(s_.heads / s_.heads_kv);
+    p.seqlen_q = static_cast<int>(s_.seqlen_q);
+    p.seqlen_k = static_cast<int>(s_.seqlen_k);
+    p.q_row_stride = s_.heads * s_.head_dim;
+    p.kv_row_stride = s_.heads_kv * s_.head_dim;
+    p.lse_head_stride = rows_q_;
+    p.scale = s_.scale;
+    p.scale_log2 = static_cast<float>(static_cast<double>(s_.scale) * 1.4426950408889634);
+    fns_.launch(p, st);
+  }
+  std::string config_name() const override { return std::string(cfg_->name) + (s_.varlen ? " varlen" : ""); }
+
+ private:
+  const TileConfig* cfg_;
+  Fns fns_{};
+};
+
+class Fa2Attention final : public Implementation {
+ public:
+  std::string name() const override { return "fa2"; }
+  const Op& op() const override { return attention_op(); }
+  BackendKind backend() const override { return BackendKind::cuda; }
+  std::string description() const override {
+    return "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)";
+  }
+  std::string can_implement(const Point& pt, const Context& ctx) const override {
+    const auto s = AttentionShape::from(pt);
+    if (s.dtype != DType::fp16 && s.dtype != DType::bf16)
+      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp16, bf16)";
+    const auto& prop = cuda_backend_of(ctx.backend).properties();
+    const int cc = prop.major * 10 + prop.minor;
+    if (cc < 80) return strprintf("needs sm80 or later (this device is sm%d)", cc);
+    const TileConfig* cfg = choose(cc, s.dtype, s.head_dim, s.causal, s.seqlen_q);
+    if (!cfg) return strprintf("no tile configuration for head_dim %lld", static_cast<long long>(s.head_dim));
+    if (static_cast<std::size_t>(cfg->smem_bytes) > prop.sharedMemPerBlockOptin)
+      return strprintf("tile needs %d bytes of shared memory, the device allows %zu", cfg->smem_bytes,
+                       prop.sharedMemPerBlockOptin);
+    if (s.batch > 65535 || s.heads > 65535) return "batch and heads must be at most 65535 (grid limits)";
+    if (s.batch * s.seqlen_q >= (std::int64_t{1} << 31) || s.batch * s.seqlen_k >= (std::int64_t{1} << 31))
+      return "more than 2^31 rows";
+    return "";
+  }
+  std::unique_ptr<Case> prepare(const Point& pt, Context& ctx) const override {
+    const auto s = AttentionShape::from(pt);
+    const auto& prop = cuda_backend_of(ctx.backend).properties();
+    return std::make_unique<Fa2Case>(s, ctx, choose(prop.major * 10 + prop.minor, s.dtype, s.head_dim, s.causal, s.seqlen_q));
+  }
+};
+
+}  // namespace
+}  // namespace fa2
+
+std::unique_ptr<Implementation> make_attention_fa2() { return std::make_unique<fa2::Fa2Attention>(); }
+
+}  // namespace genbench

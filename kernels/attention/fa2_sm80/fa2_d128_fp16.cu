@@ -1,0 +1,7 @@
+// fa2 instantiations: head_dim 128, tile 128x64, 4 warps (see fa2_dispatch.cu for when it is used).
+#include "kernels/attention/fa2_sm80/fa2_kernel.cuh"
+
+namespace genbench::fa2 {
+template struct Kernel<__half, 128, 128, 64, 4, false>;
+template struct Kernel<__half, 128, 128, 64, 4, true>;
+}  // namespace genbench::fa2

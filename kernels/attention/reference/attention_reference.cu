@@ -1,0 +1,181 @@
+// attention/reference on the cuda backend: fp32 arithmetic, written plainly (one block per
+// query row, scores recomputed in two passes), for validating the fast implementations on
+// the device. Supports every dtype with a device fill (fp32, fp16, bf16), GQA/MQA, causal
+// (bottom-right aligned), varlen and graph mode.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "core/strings.h"
+#include "kernels/attention/common/attention_case.h"
+#include "kernels/registry.h"
+
+namespace genbench {
+
+namespace {
+
+constexpr int kThreads = 128;
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T>
+__device__ __forceinline__ T float_to(float x);
+template <>
+__device__ __forceinline__ float float_to<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __half float_to<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+struct RefParams {
+  const void *q, *k, *v;
+  void* o;
+  float* lse;
+  const int *cu_q, *cu_k;  // cumulative lengths (batch + 1)
+  int heads, heads_kv, head_dim;
+  int seqlen_q;            // padded length (LSE stride without varlen)
+  long long lse_head_stride;  // varlen: capacity rows
+  int varlen, causal;
+  float scale;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) attention_reference_kernel(RefParams p) {
+  const int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int q0 = p.cu_q[b], len_q = p.cu_q[b + 1] - q0;
+  const int k0 = p.cu_k[b], len_k = p.cu_k[b + 1] - k0;
+  if (i >= len_q) return;
+  const int D = p.head_dim, hk = h / (p.heads / p.heads_kv), tid = threadIdx.x;
+  const T* q = static_cast<const T*>(p.q) + (static_cast<long long>(q0 + i) * p.heads + h) * D;
+  const T* k = static_cast<const T*>(p.k) + static_cast<long long>(k0) * p.heads_kv * D + hk * D;
+  const T* v = static_cast<const T*>(p.v) + static_cast<long long>(k0) * p.heads_kv * D + hk * D;
+  const long long kv_stride = static_cast<long long>(p.heads_kv) * D;
+  const int end = p.causal ? min(len_k, max(0, i + len_k - len_q + 1)) : len_k;
+
+  __shared__ float sq[256];
+  __shared__ float sp[kThreads];
+  __shared__ float red_m[kThreads / 32], red_l[kThreads / 32];
+  for (int x = tid; x < D; x += kThreads) sq[x] = to_float(q[x]);
+  __syncthreads();
+
+  auto score = [&](int j) {
+    const T* kj = k + j * kv_stride;
+    float dot = 0.f;
+    for (int x = 0; x < D; ++x) dot = fmaf(sq[x], to_float(kj[x]), dot);
+    return dot * p.scale;
+  };
+
+  // Pass 1: row max and sum of exponentials (online within a thread, then merged).
+  float m = -INFINITY, l = 0.f;
+  for (int j = tid; j < end; j += kThreads) {
+    const float s = score(j);
+    const float mn = fmaxf(m, s);
+    l = l * expf(m - mn) + expf(s - mn);
+    m = mn;
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const float mo = __shfl_xor_sync(0xffffffffu, m, off), lo = __shfl_xor_sync(0xffffffffu, l, off);
+    const float mn = fmaxf(m, mo);
+    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + lo * expf(mo - mn);
+    m = mn;
+  }
+  if ((tid & 31) == 0) {
+    red_m[tid >> 5] = m;
+    red_l[tid >> 5] = l;
+  }
+  __syncthreads();
+  m = -INFINITY;
+  l = 0.f;
+  for (int w = 0; w < kThreads / 32; ++w) {
+    const float mn = fmaxf(m, red_m[w]);
+    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + red_l[w] * expf(red_m[w] - mn);
+    m = mn;
+  }
+
+  // Pass 2: O = sum_j softmax_j V_j, 128 keys at a time.
+  float acc0 = 0.f, acc1 = 0.f;
+  for (int c = 0; c < end; c += kThreads) {
+    const int j = c + tid;
+    sp[tid] = j < end ? expf(score(j) - m) : 0.f;
+    __syncthreads();
+    const int n = min(kThreads, end - c);
+    for (int jj = 0; jj < n; ++jj) {
+      const T* vj = v + static_cast<long long>(c + jj) * kv_stride;
+      if (tid < D) acc0 = fmaf(sp[jj], to_float(vj[tid]), acc0);
+      if (tid + kThreads < D) acc1 = fmaf(sp[jj], to_float(vj[tid + kThreads]), acc1);
+    }
+    __syncthreads();
+  }
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  T* o = static_cast<T*>(p.o) + (static_cast<long long>(q0 + i) * p.heads + h) * D;
+  if (tid < D) o[tid] = float_to<T>(acc0 * inv);
+  if (tid + kThreads < D) o[tid + kThreads] = float_to<T>(acc1 * inv);
+  if (tid == 0) {
+    const long long li = p.varlen ? h * p.lse_head_stride + q0 + i
+                                  : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i;
+    p.lse[li] = l > 0.f ? m + logf(l) : -INFINITY;
+  }
+}
+
+class ReferenceCase final : public attention::DeviceAttentionCase {
+ public:
+  ReferenceCase(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx) {}
+
+ protected:
+  void launch(cudaStream_t st) override {
+    RefParams p{};
+    p.q = q_.get();
+    p.k = k_.get();
+    p.v = v_.get();
+    p.o = o_.get();
+    p.lse = lse_.as<float>();
+    p.cu_q = cu_q_.as<int>();
+    p.cu_k = cu_k_.as<int>();
+    p.heads = static_cast<int>(s_.heads);
+    p.heads_kv = static_cast<int>(s_.heads_kv);
+    p.head_dim = static_cast<int>(s_.head_dim);
+    p.seqlen_q = static_cast<int>(s_.seqlen_q);
+    p.lse_head_stride = rows_q_;
+    p.varlen = s_.varlen;
+    p.causal = s_.causal;
+    p.scale = s_.scale;
+    // The grid covers the padded length; rows beyond a sequence's length return at once, so
+    // a captured graph serves any lengths up to seqlen_q.
+    const dim3 grid(static_cast<unsigned>(s_.seqlen_q), static_cast<unsigned>(s_.heads), static_cast<unsigned>(s_.batch));
+    switch (s_.dtype) {
+      case DType::fp32: attention_reference_kernel<float><<<grid, kThreads, 0, st>>>(p); break;
+      case DType::fp16: attention_reference_kernel<__half><<<grid, kThreads, 0, st>>>(p); break;
+      default: attention_reference_kernel<__nv_bfloat16><<<grid, kThreads, 0, st>>>(p); break;
+    }
+    GENBENCH_CHECK_LAUNCH();
+  }
+  std::string config_name() const override { return "fp32 row-per-block"; }
+};
+
+class AttentionReferenceCuda final : public Implementation {
+ public:
+  std::string name() const override { return "reference"; }
+  const Op& op() const override { return attention_op(); }
+  BackendKind backend() const override { return BackendKind::cuda; }
+  std::string description() const override {
+    return "fp32 attention on the GPU, one block per query row (validation reference)";
+  }
+  std::string can_implement(const Point& p, const Context&) const override {
+    const auto s = AttentionShape::from(p);
+    if (s.dtype != DType::fp32 && s.dtype != DType::fp16 && s.dtype != DType::bf16)
+      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp32, fp16, bf16)";
+    if (s.seqlen_q > 2147483647 / 2 || s.heads > 65535 || s.batch > 65535) return "shape beyond the grid limits";
+    return "";
+  }
+  std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
+    return std::make_unique<ReferenceCase>(AttentionShape::from(p), ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_attention_reference_cuda() { return std::make_unique<AttentionReferenceCuda>(); }
+
+}  // namespace genbench
