@@ -100,8 +100,6 @@ class CollectiveOp final : public Op {
     const auto s = CollectiveShape::from(p, world_size);
     if (s.root >= world_size)
       return strprintf("root %d does not exist in a world of %d ranks", s.root, world_size);
-    if (s.kind == CollectiveKind::send_recv && world_size % 2 != 0)
-      return strprintf("send_recv pairs ranks and needs an even world size, not %d", world_size);
     return "";
   }
 
