@@ -206,11 +206,13 @@ class CublasLtCase final : public Case {
     const float* sy = nullptr;
     if (is_fp8(s.dtype)) {
       // cuBLASLt's A operand is the B buffer and vice versa.
-      scales_ = ctx.backend.allocate(2 * sizeof(float));
-      const float host[2] = {kScaleB, kScaleA};
-      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(scales_.get(), host, sizeof(host), cudaMemcpyHostToDevice, stream_));
+      // Each scale on its own 256-byte boundary, as separate allocations would be.
+      scales_ = ctx.backend.allocate(2 * kAlign);
+      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(scales_.get(), &kScaleB, sizeof(float), cudaMemcpyHostToDevice, stream_));
+      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(scales_.as<unsigned char>() + kAlign, &kScaleA, sizeof(float),
+                                          cudaMemcpyHostToDevice, stream_));
       sx = scales_.as<float>();
-      sy = scales_.as<float>() + 1;
+      sy = reinterpret_cast<const float*>(scales_.as<unsigned char>() + kAlign);
     }
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
     lt_.build(s, ws_bytes_, sx, sy);
@@ -219,13 +221,15 @@ class CublasLtCase final : public Case {
     const auto cands = lt_.candidates(kCandidates, &why);
     if (cands.empty()) throw Error("cuBLASLt offers no algorithm for this problem" + (why.empty() ? "" : ": " + why));
     double best = INFINITY;
+    std::string first_failure;
     for (std::size_t i = 0; i < cands.size(); ++i) {
       algo_ = cands[i].algo;
       double t = INFINITY;
       try {
         t = time_on_stream(stream_, 3, [&] { matmul(0); });
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
         cudaGetLastError();  // a candidate that fails to launch is skipped
+        if (first_failure.empty()) first_failure = e.what();
         continue;
       }
       if (t < best) {
@@ -233,7 +237,9 @@ class CublasLtCase final : public Case {
         best_index_ = i;
       }
     }
-    if (!std::isfinite(best)) throw Error("no cuBLASLt candidate algorithm ran");
+    if (!std::isfinite(best))
+      throw Error(strprintf("none of the %zu cuBLASLt candidate algorithms ran; the first failed with: %s",
+                            cands.size(), first_failure.c_str()));
     algo_ = cands[best_index_].algo;
     variant_ = describe_algo(algo_, static_cast<int>(best_index_), static_cast<int>(cands.size()));
     seconds_per_iteration_ = best;
