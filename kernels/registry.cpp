@@ -2,6 +2,7 @@
 // kernels/<op>/<impl>/.
 #include "kernels/registry.h"
 
+#include "ops/attention.h"
 #include "ops/collective.h"
 #include "ops/gemm.h"
 
@@ -14,9 +15,21 @@ void register_implementations(Registry& r) {
   r.add(make_collective_mpi());
   // cuda backend
 #ifdef GENBENCH_HAVE_CUDA
+  r.add(make_attention_reference_cuda());
+  r.add(make_attention_unfused());
+  r.add(make_attention_fa2());
+#ifdef GENBENCH_HAVE_CUDNN
+  r.add(make_attention_cudnn());
+#else
+  r.add(make_unavailable(attention_op(), "cudnn", "cuDNN 9 fused flash attention (needs cuDNN)"));
+#endif
   r.add(make_gemm_cublaslt());
   r.add(make_collective_nccl());
 #else
+  r.add(make_unavailable(attention_op(), "reference", "fp32 attention on the GPU (validation reference)"));
+  r.add(make_unavailable(attention_op(), "unfused", "cuBLAS QK^T, softmax kernel, cuBLAS PV (materialised scores)"));
+  r.add(make_unavailable(attention_op(), "fa2", "fused FlashAttention-2-style forward on mma.sync (sm80+)"));
+  r.add(make_unavailable(attention_op(), "cudnn", "cuDNN 9 fused flash attention"));
   r.add(make_unavailable(gemm_op(), "cublaslt", "cuBLASLt matmul"));
   r.add(make_unavailable(collective_op(), "nccl", "NCCL collectives"));
 #endif
