@@ -15,6 +15,7 @@ void register_implementations(Registry& r) {
   r.add(make_collective_mpi());
   // cuda backend
 #ifdef GENBENCH_HAVE_CUDA
+  r.add(make_attention_fa3());
   r.add(make_attention_reference_cuda());
   r.add(make_attention_unfused());
   r.add(make_attention_fa2());
@@ -26,6 +27,7 @@ void register_implementations(Registry& r) {
   r.add(make_gemm_cublaslt());
   r.add(make_collective_nccl());
 #else
+  r.add(make_unavailable(attention_op(), "fa3", "FlashAttention-3-style forward for Hopper (needs the CUDA backend)"));
   r.add(make_unavailable(attention_op(), "reference", "fp32 attention on the GPU (validation reference)"));
   r.add(make_unavailable(attention_op(), "unfused", "cuBLAS QK^T, softmax kernel, cuBLAS PV (materialised scores)"));
   r.add(make_unavailable(attention_op(), "fa2", "fused FlashAttention-2-style forward on mma.sync (sm80+)"));

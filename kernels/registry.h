@@ -14,6 +14,7 @@ std::unique_ptr<Implementation> make_collective_mpi();
 
 // cuda backend (defined only in builds with GENBENCH_HAVE_CUDA)
 std::unique_ptr<Implementation> make_gemm_cublaslt();
+std::unique_ptr<Implementation> make_attention_fa3();
 std::unique_ptr<Implementation> make_attention_reference_cuda();
 std::unique_ptr<Implementation> make_attention_unfused();
 std::unique_ptr<Implementation> make_attention_fa2();

@@ -24,7 +24,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 
 #include "backend/cuda/check.h"
@@ -39,8 +38,6 @@ namespace {
 constexpr int kThreads = 384;  // 3 warpgroups
 constexpr int kBlockM = 128;   // query rows per CTA (64 per consumer warpgroup)
 constexpr int kStages = 2;
-constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = 240;
 
 struct KernelParams {
   void* o;
@@ -62,10 +59,15 @@ struct Layout {
   static constexpr int kOffBar = kQBytes + 2 * kStages * kKVBytes;
   static constexpr int kBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
   static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
+  static_assert(kChunks * 64 == D, "head_dim must be a multiple of 64");
+  static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
 #ifdef GENBENCH_SM90A_ENABLED
+
+constexpr int kProducerRegs = 24;   // after setmaxnreg: 128 x 24 + 256 x 240 <= 64K registers
+constexpr int kConsumerRegs = 240;
 
 __device__ __forceinline__ float ex2(float x) {
   float y;
@@ -382,7 +384,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif  // GENBENCH_SM90A_ENABLED
 }
 
-// Tile widths per head dimension (FlashAttention-3's choices where shared memory allows).
+// Key-tile width per head dimension. Measured on H200 (docs/perf-notes.md, fa3): 176 for
+// d=128 and 192 for d=64 were within run-to-run noise of 128, so the narrower tiles stay.
 template <int D>
 constexpr int block_n() {
   return D == 256 ? 80 : 128;
@@ -425,17 +428,15 @@ CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads,
 
 // Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
 // stream capture, so it is called when the Launcher is built).
-template <int D, bool kBF16>
+template <int D, int BN, bool kBF16>
 void set_smem_limit() {
-  constexpr int BN = block_n<D>();
   GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, kBF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Layout<D, BN>::kBytes));
 }
 
-template <int D, bool kBF16>
+template <int D, int BN, bool kBF16>
 void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv,
                   cudaStream_t stream) {
-  constexpr int BN = block_n<D>();
   using L = Layout<D, BN>;
   auto kernel = fa3_fwd_kernel<D, BN, kBF16>;
   KernelParams kp{};
@@ -456,6 +457,28 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   GENBENCH_CHECK_LAUNCH();
 }
 
+// Calls f.template operator()<D, BN, kBF16>() for the problem's configuration.
+template <typename F>
+void dispatch(int d, int bn, bool bf16, F&& f) {
+  if (d == 64 && bn == 128) bf16 ? f.template operator()<64, 128, true>() : f.template operator()<64, 128, false>();
+  else if (d == 128 && bn == 128) bf16 ? f.template operator()<128, 128, true>() : f.template operator()<128, 128, false>();
+  else if (d == 256 && bn == 80) bf16 ? f.template operator()<256, 80, true>() : f.template operator()<256, 80, false>();
+  else throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d", d, bn));
+}
+
+struct SetSmem {
+  template <int D, int BN, bool kBF16>
+  void operator()() const { set_smem_limit<D, BN, kBF16>(); }
+};
+
+struct Launch {
+  const Problem& p;
+  const CUtensorMap &tq, &tk, &tv;
+  cudaStream_t stream;
+  template <int D, int BN, bool kBF16>
+  void operator()() const { launch_typed<D, BN, kBF16>(p, tq, tk, tv, stream); }
+};
+
 }  // namespace
 
 std::string build_support() {
@@ -472,45 +495,23 @@ std::string build_support() {
   return "";
 }
 
-std::string tile_name(int head_dim) {
-  switch (head_dim) {
-    case 64: return strprintf("m%dn%dd64", kBlockM, block_n<64>());
-    case 128: return strprintf("m%dn%dd128", kBlockM, block_n<128>());
-    case 256: return strprintf("m%dn%dd256", kBlockM, block_n<256>());
-    default: return "";
-  }
-}
-
 Launcher::Launcher(const Problem& p) : p_(p) {
-  int bn = 0;
   switch (p.head_dim) {
-    case 64: bn = block_n<64>(); break;
-    case 128: bn = block_n<128>(); break;
-    case 256: bn = block_n<256>(); break;
+    case 64: bn_ = block_n<64>(); break;
+    case 128: bn_ = block_n<128>(); break;
+    case 256: bn_ = block_n<256>(); break;
     default: throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
   }
-  switch (p.head_dim) {
-    case 64: p.bf16 ? set_smem_limit<64, true>() : set_smem_limit<64, false>(); break;
-    case 128: p.bf16 ? set_smem_limit<128, true>() : set_smem_limit<128, false>(); break;
-    default: p.bf16 ? set_smem_limit<256, true>() : set_smem_limit<256, false>(); break;
-  }
+  dispatch(p.head_dim, bn_, p.bf16, SetSmem{});
   tq_ = make_map(p.q, p.bf16, p.batch, p.seqlen_q, p.heads, p.head_dim, kBlockM);
-  tk_ = make_map(p.k, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn);
-  tv_ = make_map(p.v, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn);
+  tk_ = make_map(p.k, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
+  tv_ = make_map(p.v, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
 }
 
-void Launcher::launch(cudaStream_t stream) const {
-  const bool bf = p_.bf16;
-  switch (p_.head_dim) {
-    case 64: bf ? launch_typed<64, true>(p_, tq_, tk_, tv_, stream) : launch_typed<64, false>(p_, tq_, tk_, tv_, stream); break;
-    case 128: bf ? launch_typed<128, true>(p_, tq_, tk_, tv_, stream) : launch_typed<128, false>(p_, tq_, tk_, tv_, stream); break;
-    case 256: bf ? launch_typed<256, true>(p_, tq_, tk_, tv_, stream) : launch_typed<256, false>(p_, tq_, tk_, tv_, stream); break;
-    default: throw Error("fa3: unsupported head_dim");
-  }
-}
+void Launcher::launch(cudaStream_t stream) const { dispatch(p_.head_dim, bn_, p_.bf16, Launch{p_, tq_, tk_, tv_, stream}); }
 
 std::string Launcher::variant() const {
-  return tile_name(p_.head_dim) + "-ws3-kv2" + (p_.pingpong ? "-pingpong" : "");
+  return strprintf("m%dn%dd%d-ws3-kv2%s", kBlockM, bn_, p_.head_dim, p_.pingpong ? "-pingpong" : "");
 }
 
 }  // namespace genbench::fa3

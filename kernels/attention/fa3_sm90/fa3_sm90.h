@@ -27,9 +27,6 @@ struct Problem {
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
 std::string build_support();
 
-// Tile configuration for a head dimension, e.g. "m128n128d128" ("" when unsupported).
-std::string tile_name(int head_dim);
-
 class Launcher {
  public:
   explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
@@ -38,6 +35,7 @@ class Launcher {
 
  private:
   Problem p_;
+  int bn_ = 0;  // key tile width
   CUtensorMap tq_{}, tk_{}, tv_{};
 };
 

@@ -4,6 +4,7 @@
 // devices other than compute capability 9.0.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -64,6 +65,7 @@ class Fa3Gpu : public ::testing::Test {
     ASSERT_EQ(why, "") << attention_op().describe(p);
     auto c = im->prepare(p, ctx);
     const Validation v = c->validate();
+    std::printf("  %s [%s]: %s\n", attention_op().describe(p).c_str(), c->variant().c_str(), v.detail.c_str());
     EXPECT_TRUE(v.ok) << attention_op().describe(p) << " [" << c->variant() << "]: " << v.detail;
     EXPECT_LE(v.error, v.tolerance);
     EXPECT_FALSE(c->variant().empty());
