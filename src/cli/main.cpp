@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "comm/comm.h"
 #include "core/error.h"
+#include "core/watchdog.h"
 #include "io/export.h"
 #include "runner/runner.h"
 
@@ -87,7 +88,9 @@ int main(int argc, char** argv) {
       code = kExitUsage;
     } catch (const std::exception& e) {
       // A runtime error on one rank: report it and bring the whole job down.
-      std::fprintf(stderr, "genbench: error on rank %d (%s): %s\n", comm.rank(), comm.host().c_str(), e.what());
+      const std::string where = activity_point_text();
+      std::fprintf(stderr, "genbench: error on rank %d (%s)%s: %s\n", comm.rank(), comm.host().c_str(),
+                   where.empty() ? "" : (" at " + where).c_str(), e.what());
       std::fflush(stderr);
       comm.abort(kExitError);
     }

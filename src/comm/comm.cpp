@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/watchdog.h"
 
 namespace genbench {
 
@@ -41,38 +42,47 @@ Comm::~Comm() {
   if (owns_mpi_ && !finalized) MPI_Finalize();
 }
 
-void Comm::barrier() const { GENBENCH_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+void Comm::barrier() const {
+  ActivityScope op("MPI_Barrier");
+  GENBENCH_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 double Comm::max(double v) const {
+  ActivityScope op("MPI_Allreduce(max)");
   double out = 0;
   GENBENCH_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
   return out;
 }
 
 std::int64_t Comm::max(std::int64_t v) const {
+  ActivityScope op("MPI_Allreduce(max)");
   std::int64_t out = 0;
   GENBENCH_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
   return out;
 }
 
 std::int64_t Comm::min(std::int64_t v) const {
+  ActivityScope op("MPI_Allreduce(min)");
   std::int64_t out = 0;
   GENBENCH_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD));
   return out;
 }
 
 double Comm::sum(double v) const {
+  ActivityScope op("MPI_Allreduce(sum)");
   double out = 0;
   GENBENCH_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   return out;
 }
 
 void Comm::max_inplace(std::vector<double>& v) const {
+  ActivityScope op("MPI_Allreduce(max)");
   if (v.empty()) return;
   GENBENCH_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
 std::vector<double> Comm::gather(const std::vector<double>& v) const {
+  ActivityScope op("MPI_Gather");
   std::vector<double> out(is_root() ? v.size() * static_cast<std::size_t>(size_) : 0);
   GENBENCH_CHECK_MPI(MPI_Gather(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, out.data(),
                                 static_cast<int>(v.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD));
@@ -80,6 +90,7 @@ std::vector<double> Comm::gather(const std::vector<double>& v) const {
 }
 
 std::vector<std::int64_t> Comm::gather(const std::vector<std::int64_t>& v) const {
+  ActivityScope op("MPI_Gather");
   std::vector<std::int64_t> out(is_root() ? v.size() * static_cast<std::size_t>(size_) : 0);
   GENBENCH_CHECK_MPI(MPI_Gather(v.data(), static_cast<int>(v.size()), MPI_INT64_T, out.data(),
                                 static_cast<int>(v.size()), MPI_INT64_T, 0, MPI_COMM_WORLD));
@@ -87,6 +98,7 @@ std::vector<std::int64_t> Comm::gather(const std::vector<std::int64_t>& v) const
 }
 
 std::vector<std::string> Comm::gather(const std::string& s) const {
+  ActivityScope op("MPI_Gatherv");
   int len = static_cast<int>(s.size());
   std::vector<int> lens(is_root() ? static_cast<std::size_t>(size_) : 0);
   GENBENCH_CHECK_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
@@ -106,6 +118,7 @@ std::vector<std::string> Comm::gather(const std::string& s) const {
 }
 
 void Comm::broadcast(std::string& s, int root) const {
+  ActivityScope op("MPI_Bcast");
   std::int64_t len = static_cast<std::int64_t>(s.size());
   broadcast(len, root);
   s.resize(static_cast<std::size_t>(len));
@@ -113,10 +126,12 @@ void Comm::broadcast(std::string& s, int root) const {
 }
 
 void Comm::broadcast(std::int64_t& v, int root) const {
+  ActivityScope op("MPI_Bcast");
   GENBENCH_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT64_T, root, MPI_COMM_WORLD));
 }
 
 void Comm::abort(int code) const {
+  run_abort_hooks();  // e.g. abort device communicators first
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
 }

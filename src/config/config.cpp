@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -47,6 +48,8 @@ std::uint64_t Config::fingerprint() const { return fnv1a64(text); }
 namespace {
 
 constexpr std::size_t kMaxPoints = 1000000;
+constexpr int kMaxDepth = 64;     // flow brackets or "- " entries nested on one line
+constexpr int kMaxIndent = 400;   // columns of leading indentation
 
 class Parser {
  public:
@@ -277,9 +280,81 @@ class Parser {
     return b;
   }
 
+  // Before yaml-cpp sees the text: no NUL bytes, valid UTF-8, and a nesting depth that its
+  // recursive parser and node destructor handle without exhausting the stack.
+  void check_bytes(const std::string& text) const {
+    int line = 1, col = 1;
+    auto at = [&](const std::string& msg) {
+      return UsageError(strprintf("%s:%d:%d: %s", path_.c_str(), line, col, msg.c_str()));
+    };
+    int flow = 0, dashes = 0;
+    bool line_start = true, comment = false;
+    char quote = 0, prev = ' ';
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c == 0) throw at("the file contains NUL bytes; is it a YAML file?");
+      if (c >= 0x80) {
+        // One UTF-8 sequence: lead byte, then 1-3 continuation bytes; no overlongs or surrogates.
+        std::size_t n = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+        bool ok = n > 0;
+        for (std::size_t k = 1; ok && k <= n; ++k)
+          ok = i + k < text.size() && (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+        if (ok && n >= 2) {
+          const auto c1 = static_cast<unsigned char>(text[i + 1]);
+          if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+              (c == 0xF4 && c1 > 0x8F))
+            ok = false;
+        }
+        if (!ok)
+          throw at(strprintf("invalid UTF-8 (byte 0x%02X); configs must be UTF-8 text", static_cast<unsigned>(c)));
+        i += n;
+        ++col;
+        line_start = false;
+        prev = 'x';
+        continue;
+      }
+      if (c == '\n') {
+        ++line;
+        col = 1;
+        line_start = true;
+        comment = false;
+        dashes = 0;
+        quote = 0;  // a quoted scalar may span lines; counting its brackets is only conservative
+        prev = ' ';
+        continue;
+      }
+      if (!comment) {
+        if (quote) {
+          if (quote == '"' && c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+            ++i;
+            ++col;
+          } else if (static_cast<char>(c) == quote) {
+            quote = 0;
+          }
+        } else if (c == '#' && (prev == ' ' || prev == '\t')) {
+          comment = true;
+        } else if ((c == '"' || c == '\'') && std::strchr(" \t[{,:-?", prev)) {
+          quote = static_cast<char>(c);
+        } else if (c == '[' || c == '{') {
+          if (++flow > kMaxDepth) throw at(strprintf("nesting deeper than %d levels", kMaxDepth));
+        } else if (c == ']' || c == '}') {
+          if (flow > 0) --flow;
+        } else if ((c == '-' || c == '?') && line_start) {
+          // "- - - x" nests one sequence per dash on a single line.
+          if (++dashes > kMaxDepth) throw at(strprintf("nesting deeper than %d levels", kMaxDepth));
+        } else if (c != ' ' && c != '\t') {
+          line_start = false;
+        }
+      }
+      prev = static_cast<char>(c);
+      if (line_start && col > kMaxIndent)
+        throw at(strprintf("indented more than %d columns; nesting this deep is not a config", kMaxIndent));
+      ++col;
+    }
+  }
+
   Config parse(const std::string& text) const {
-    for (unsigned char c : text)
-      if (c == 0) throw UsageError(path_ + ": the file contains NUL bytes; is it a YAML file?");
+    check_bytes(text);
     YAML::Node root;
     try {
       root = YAML::Load(text);
@@ -295,7 +370,7 @@ class Parser {
     if (root["genbench"] && integer(root["genbench"], "genbench", 1, 1, false) != 1)
       fail(root["genbench"], "unsupported config format version");
     if (const auto s = root["settings"]) {
-      check_keys(s, {"backend", "output", "seed", "timing", "allow_shared_devices"}, "settings");
+      check_keys(s, {"backend", "output", "seed", "timing", "allow_shared_devices", "watchdog_s"}, "settings");
       if (s["backend"]) {
         cfg.backend = scalar(s["backend"], "backend");
         if (cfg.backend != "auto" && cfg.backend != "cuda" && cfg.backend != "host")
@@ -305,6 +380,7 @@ class Parser {
       if (s["seed"]) cfg.seed = static_cast<std::uint64_t>(integer(s["seed"], "seed", 0, INT64_MAX, false));
       if (s["allow_shared_devices"]) cfg.allow_shared_devices = boolean(s["allow_shared_devices"], "allow_shared_devices");
       if (s["timing"]) cfg.timing = timing(s["timing"], cfg.timing);
+      if (s["watchdog_s"]) cfg.watchdog_s = real(s["watchdog_s"], "watchdog_s", 0, 1e7);
     }
     const YAML::Node bs = root["benchmarks"];
     if (!bs) fail(root, "the config has no 'benchmarks' list");

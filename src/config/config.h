@@ -34,6 +34,7 @@ struct Config {
   std::string output;        // default output file ("" = none given)
   std::uint64_t seed = 1234;
   bool allow_shared_devices = false;  // more ranks than GPUs on a node
+  double watchdog_s = 300;   // abort the job when a rank makes no progress this long (0: off)
   TimingPolicy timing;       // defaults for every benchmark
   std::vector<BenchmarkConfig> benchmarks;
 

@@ -1,0 +1,46 @@
+#pragma once
+// Fault injection for reliability tests: GENBENCH_INJECT_FAULT="rank=R,point=K,kind=KIND"
+// (optionally ",bench=NAME" and ",call=NAME") makes rank R misbehave at point K (the point's
+// index in its benchmark, the `point` column of the result file). Read once per run; inert
+// when unset. Kinds:
+//   error  a fatal device-style error in CALL (default cudaLaunchKernel): the job aborts
+//   hang   the rank skips the point's first collective and stalls (the watchdog's case)
+//   wrong  the rank's result is wrong: validation fails, the point is recorded as failed
+//   oom    the rank's allocation fails: the point is skipped with the reason
+// See docs/reliability.md.
+#include <cstddef>
+#include <string>
+
+#include "ops/implementation.h"
+
+namespace genbench {
+
+class FaultPlan {
+ public:
+  enum class Kind { none, error, hang, wrong, oom };
+
+  // Parses GENBENCH_INJECT_FAULT; throws UsageError when it is set but malformed.
+  static FaultPlan from_env();
+  static FaultPlan parse(const std::string& spec);  // same, from a string ("" = none)
+
+  bool active() const { return kind_ != Kind::none; }
+  Kind kind() const { return kind_; }
+  bool hits(int rank, const std::string& bench, std::size_t point) const;
+
+  // At the start of a point, before its first collective: `error` throws Error naming the
+  // call, the point, the rank and host; `hang` stalls forever (until the watchdog aborts).
+  void at_point_start(int rank, const std::string& bench, std::size_t point) const;
+  // Before prepare: `oom` throws OutOfMemory.
+  void before_prepare(int rank, const std::string& bench, std::size_t point) const;
+  // After validate: `wrong` turns the validation into a failure with a large error measure.
+  void after_validate(int rank, const std::string& bench, std::size_t point, Validation& v) const;
+
+ private:
+  Kind kind_ = Kind::none;
+  int rank_ = 0;
+  long long point_ = 0;
+  std::string bench_;  // "" = every benchmark
+  std::string call_ = "cudaLaunchKernel";
+};
+
+}  // namespace genbench
