@@ -5,6 +5,7 @@
 #include "ops/attention.h"
 #include "ops/collective.h"
 #include "ops/gemm.h"
+#include "ops/overlap.h"
 
 namespace genbench {
 
@@ -13,6 +14,7 @@ void register_implementations(Registry& r) {
   r.add(make_attention_reference_host());
   r.add(make_gemm_reference_host());
   r.add(make_collective_mpi());
+  r.add(make_overlap_host());
   // cuda backend
 #ifdef GENBENCH_HAVE_CUDA
   r.add(make_attention_fa3());
@@ -26,6 +28,7 @@ void register_implementations(Registry& r) {
 #endif
   r.add(make_gemm_cublaslt());
   r.add(make_collective_nccl());
+  r.add(make_overlap_cuda());
 #else
   r.add(make_unavailable(attention_op(), "fa3", "FlashAttention-3-style forward for Hopper (needs the CUDA backend)"));
   r.add(make_unavailable(attention_op(), "reference", "fp32 attention on the GPU (validation reference)"));
@@ -34,6 +37,7 @@ void register_implementations(Registry& r) {
   r.add(make_unavailable(attention_op(), "cudnn", "cuDNN 9 fused flash attention"));
   r.add(make_unavailable(gemm_op(), "cublaslt", "cuBLASLt matmul"));
   r.add(make_unavailable(collective_op(), "nccl", "NCCL collectives"));
+  r.add(make_unavailable(overlap_op(), "cuda", "cuBLASLt GEMM and NCCL collective on two streams"));
 #endif
 }
 

@@ -3,6 +3,7 @@
 #include "ops/attention.h"
 #include "ops/collective.h"
 #include "ops/gemm.h"
+#include "ops/overlap.h"
 
 namespace genbench {
 
@@ -18,6 +19,8 @@ std::string Op::describe(const Point& p) const {
 
 std::string Op::skip_reason(const Point&, int) const { return ""; }
 
+std::string Op::ceiling(const Point&) const { return ""; }
+
 std::size_t Op::axis_index(const std::string& n) const {
   const auto& ax = axes();
   for (std::size_t i = 0; i < ax.size(); ++i)
@@ -26,7 +29,7 @@ std::size_t Op::axis_index(const std::string& n) const {
 }
 
 const std::vector<const Op*>& all_ops() {
-  static const std::vector<const Op*> ops = {&attention_op(), &gemm_op(), &collective_op()};
+  static const std::vector<const Op*> ops = {&attention_op(), &gemm_op(), &collective_op(), &overlap_op()};
   return ops;
 }
 

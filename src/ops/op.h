@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sweep/point.h"
@@ -44,6 +45,13 @@ class Op {
   virtual Work work(const Point& p, int world_size) const = 0;
   // Short description of the point for progress lines and tables.
   virtual std::string describe(const Point& p) const;
+  // Extra float64 columns of this op's points table, as (name, unit): the values come from
+  // Case::extra_metrics() (rank 0's), NaN where a case does not report one. Fixed per op so the
+  // table's layout is known before the first point.
+  virtual std::vector<std::pair<std::string, std::string>> extra_columns() const { return {}; }
+  // The device ceiling that bounds this point's rate, by the name it has in /ceilings
+  // ("gemm_bf16_tflops", "copy_GBps"), or "" when none applies (ceiling_fraction stays NaN).
+  virtual std::string ceiling(const Point& p) const;
 
   std::size_t axis_index(const std::string& name) const;  // npos when unknown
 };

@@ -17,7 +17,6 @@
 // wrong elements.
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/convert.h"
@@ -27,18 +26,15 @@
 #include "comm/comm.h"
 #include "core/strings.h"
 #include "kernels/collective/nccl/device_fill.h"
-#include "kernels/collective/nccl/expected_at.h"
+#include "kernels/collective/nccl/nccl_ops.h"
 #include "kernels/registry.h"
 #include "ops/collective.h"
-#include "ops/collective_data.h"
 #include "ops/implementation.h"
 
 namespace genbench {
 
 namespace {
 
-constexpr std::int64_t kFullCheck = std::int64_t{1} << 24;
-constexpr std::int64_t kBlocks = 64, kBlock = 4096;
 constexpr double kGraphTargetSeconds = 200e-6;
 
 bool reduces(CollectiveKind k) {
@@ -46,29 +42,6 @@ bool reduces(CollectiveKind k) {
 }
 
 bool nccl_has_fp8() { return nccl_version_code() >= 22400; }
-
-ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::fp16: return ncclFloat16;
-    case DType::bf16: return ncclBfloat16;
-    case DType::int32: return ncclInt32;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-    case DType::fp8_e4m3: return ncclFloat8e4m3;
-    case DType::fp8_e5m2: return ncclFloat8e5m2;
-#endif
-    default: return ncclFloat32;
-  }
-}
-
-ncclRedOp_t nccl_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::prod: return ncclProd;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::avg: return ncclAvg;
-    default: return ncclSum;
-  }
-}
 
 class NcclCase final : public Case {
  public:
@@ -109,45 +82,7 @@ class NcclCase final : public Case {
 
   void fill() { fill_collective_device(in_ptr(), s_, seed_, comm_.rank(), s_.send_count, stream_); }
 
-  void enqueue() {
-    const int n = comm_.size(), r = comm_.rank();
-    const ncclDataType_t t = nccl_type(s_.dtype);
-    const void* in = in_ptr();
-    void* out = out_ptr();
-    switch (s_.kind) {
-      case CollectiveKind::all_reduce:
-        GENBENCH_CHECK_NCCL(ncclAllReduce(in, out, static_cast<std::size_t>(s_.recv_count), t, nccl_op(s_.redop), nccl_, stream_));
-        break;
-      case CollectiveKind::all_gather:
-        GENBENCH_CHECK_NCCL(ncclAllGather(in, out, static_cast<std::size_t>(s_.send_count), t, nccl_, stream_));
-        break;
-      case CollectiveKind::reduce_scatter:
-        GENBENCH_CHECK_NCCL(ncclReduceScatter(in, out, static_cast<std::size_t>(s_.recv_count), t, nccl_op(s_.redop), nccl_, stream_));
-        break;
-      case CollectiveKind::broadcast:
-        GENBENCH_CHECK_NCCL(ncclBroadcast(in, out, static_cast<std::size_t>(s_.recv_count), t, s_.root, nccl_, stream_));
-        break;
-      case CollectiveKind::reduce:
-        GENBENCH_CHECK_NCCL(ncclReduce(in, out, static_cast<std::size_t>(s_.recv_count), t, nccl_op(s_.redop), s_.root, nccl_, stream_));
-        break;
-      case CollectiveKind::all_to_all: {
-        const std::size_t chunk = static_cast<std::size_t>(s_.send_count / n);
-        GENBENCH_CHECK_NCCL(ncclGroupStart());
-        for (int p = 0; p < n; ++p) {
-          GENBENCH_CHECK_NCCL(ncclSend(static_cast<const unsigned char*>(in) + static_cast<std::size_t>(p) * chunk * el_, chunk, t, p, nccl_, stream_));
-          GENBENCH_CHECK_NCCL(ncclRecv(static_cast<unsigned char*>(out) + static_cast<std::size_t>(p) * chunk * el_, chunk, t, p, nccl_, stream_));
-        }
-        GENBENCH_CHECK_NCCL(ncclGroupEnd());
-        break;
-      }
-      case CollectiveKind::send_recv:
-        GENBENCH_CHECK_NCCL(ncclGroupStart());
-        GENBENCH_CHECK_NCCL(ncclSend(in, static_cast<std::size_t>(s_.send_count), t, (r + 1) % n, nccl_, stream_));
-        GENBENCH_CHECK_NCCL(ncclRecv(out, static_cast<std::size_t>(s_.recv_count), t, (r - 1 + n) % n, nccl_, stream_));
-        GENBENCH_CHECK_NCCL(ncclGroupEnd());
-        break;
-    }
-  }
+  void enqueue() { nccl_enqueue(s_, in_ptr(), out_ptr(), nccl_, stream_, comm_.rank(), comm_.size()); }
 
   void run() override {
     if (!graph_.empty()) graph_.launch(stream_);
@@ -167,30 +102,7 @@ class NcclCase final : public Case {
     Validation v;
     const bool checked = s_.kind != CollectiveKind::reduce || comm_.rank() == s_.root;
     std::int64_t wrong = 0, compared = 0;
-    if (checked) {
-      const int r = comm_.rank();
-      std::vector<double> expected, got;
-      std::vector<unsigned char> host;
-      auto take = [&](std::int64_t first, std::int64_t count) {
-        host.resize(static_cast<std::size_t>(count) * el_);
-        GENBENCH_CHECK_CUDA(cudaMemcpy(host.data(), out_ptr() + static_cast<std::size_t>(first) * el_, host.size(),
-                                       cudaMemcpyDeviceToHost));
-        for (std::int64_t i = 0; i < count; ++i) {
-          got.push_back(convert::element(s_.dtype, host.data(), static_cast<std::size_t>(i)));
-          if (s_.recv_count > kFullCheck) expected.push_back(collective_expected_at(s_, seed_, r, first + i));
-        }
-      };
-      if (s_.recv_count <= kFullCheck) {
-        expected = collective_expected(s_, seed_, r);
-        take(0, s_.recv_count);
-      } else {
-        const std::int64_t stride = (s_.recv_count - kBlock) / kBlocks;
-        for (std::int64_t b = 0; b < kBlocks; ++b) take(b * stride, kBlock);
-        take(s_.recv_count - kBlock, kBlock);
-      }
-      compared = static_cast<std::int64_t>(got.size());
-      wrong = count_wrong(s_, expected, got);
-    }
+    if (checked) wrong = nccl_count_wrong(s_, seed_, comm_.rank(), out_ptr(), &compared);
     v.error = static_cast<double>(wrong);
     v.ok = wrong == 0;
     v.detail = strprintf("%lld wrong elements of %lld compared (of %lld)", static_cast<long long>(wrong),

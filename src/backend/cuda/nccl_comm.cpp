@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "backend/cuda/check.h"
 #include "comm/comm.h"
@@ -12,7 +13,7 @@ namespace genbench {
 namespace {
 
 struct CommCache {
-  std::map<const Comm*, ncclComm_t> comms;
+  std::map<std::pair<const Comm*, int>, ncclComm_t> comms;  // (ranks, CTA limit; 0 = default)
   ~CommCache() {
     // Process exit: peers may be gone already, so nothing that waits for them.
     for (auto& [k, c] : comms) ncclCommAbort(c);
@@ -26,9 +27,11 @@ CommCache& cache() {
 
 }  // namespace
 
-ncclComm_t nccl_comm_for(const Comm& comm) {
+ncclComm_t nccl_comm_for(const Comm& comm) { return nccl_comm_for(comm, 0); }
+
+ncclComm_t nccl_comm_for(const Comm& comm, int ctas) {
   auto& m = cache().comms;
-  if (auto it = m.find(&comm); it != m.end()) return it->second;
+  if (auto it = m.find({&comm, ctas}); it != m.end()) return it->second;
   ncclUniqueId id{};
   std::string blob;
   if (comm.is_root()) {
@@ -39,8 +42,15 @@ ncclComm_t nccl_comm_for(const Comm& comm) {
   if (blob.size() != sizeof(id)) throw Error("NCCL bootstrap: the unique id did not arrive intact");
   std::memcpy(&id, blob.data(), sizeof(id));
   ncclComm_t c = nullptr;
-  GENBENCH_CHECK_NCCL(ncclCommInitRank(&c, comm.size(), id, comm.rank()));
-  m.emplace(&comm, c);
+  if (ctas > 0) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.minCTAs = ctas;
+    config.maxCTAs = ctas;
+    GENBENCH_CHECK_NCCL(ncclCommInitRankConfig(&c, comm.size(), id, comm.rank(), &config));
+  } else {
+    GENBENCH_CHECK_NCCL(ncclCommInitRank(&c, comm.size(), id, comm.rank()));
+  }
+  m.emplace(std::make_pair(&comm, ctas), c);
   return c;
 }
 
