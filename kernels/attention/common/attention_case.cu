@@ -239,12 +239,15 @@ Validation DeviceAttentionCase::validate() {
                           s_.varlen ? ", 2 length sets replayed without re-capture" : "", 1e3 * ms.front(),
                           1e3 * ms[ms.size() / 2], 1e3 * ms.back());
   v.detail += "; " + graph_note_;
+  // The variant column holds 64 characters: the short form.
+  graph_short_ = strprintf("g:%dcap%s p50 %.0f max %.0fus", captures_, s_.varlen ? "+2len" : "", 1e3 * ms[ms.size() / 2],
+                           1e3 * ms.back());
   return v;
 }
 
 std::string DeviceAttentionCase::variant() const {
   std::string v = config_name();
-  if (!graph_note_.empty()) v += (v.empty() ? "" : " ") + std::string("[") + graph_note_ + "]";
+  if (!graph_short_.empty()) v += (v.empty() ? "" : " ") + graph_short_;
   return v;
 }
 

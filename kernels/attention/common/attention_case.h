@@ -27,6 +27,7 @@ class DeviceAttentionCase : public Case {
 
   Validation validate() override;
   void run() override;
+  // The configuration, and in graph mode "g:<captures>cap[+2len] p50 <us> max <us>" (replay times).
   std::string variant() const override;
 
   // New per-sequence lengths (each within the shape's seqlen_q / seqlen_k): rewrites the
@@ -63,7 +64,7 @@ class DeviceAttentionCase : public Case {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
   int captures_ = 0;
-  std::string graph_note_;
+  std::string graph_note_, graph_short_;  // capture count and replay jitter (long, and for variant())
 };
 
 // Fills n elements of dtype t at p with round_to(t, random_normal(seed, i)) on the device.

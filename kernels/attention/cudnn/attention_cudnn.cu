@@ -174,10 +174,10 @@ class SdpaGraph {
                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &e) == CUDNN_STATUS_SUCCESS &&
           cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &index) ==
               CUDNN_STATUS_SUCCESS)
-        engine_ = strprintf("cudnn engine %lld (heuristic rank %lld of %lld)", static_cast<long long>(index),
+        engine_ = strprintf("cudnn engine %lld (heur %lld/%lld)", static_cast<long long>(index),
                             static_cast<long long>(i), static_cast<long long>(n));
       else
-        engine_ = strprintf("cudnn heuristic rank %lld of %lld", static_cast<long long>(i), static_cast<long long>(n));
+        engine_ = strprintf("cudnn (heur %lld/%lld)", static_cast<long long>(i), static_cast<long long>(n));
     }
     if (!plan_) throw Error("cuDNN: none of " + std::to_string(n) + " engine configurations built a plan: " + last_error);
     GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(plan_, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
