@@ -451,6 +451,104 @@ def rank_variability(results: Sequence[Result], threshold: float = 0.05) -> Figu
     return fig
 
 
+# --- compute-communication overlap ---------------------------------------------------------
+
+OVERLAP_DEFAULTS = {"nccl_ctas": 0, "chunks": 1, "priority": "equal"}
+OVERLAP_COLUMNS = ["t_compute_s", "t_comm_s", "t_both_s", "overlap_efficiency", "compute_slowdown", "comm_slowdown"]
+
+
+def _overlap_points(results: Sequence[Result]) -> pd.DataFrame:
+    df = ok_points(results, "overlap")
+    if df.empty or "overlap_efficiency" not in df:
+        raise NoData("no overlap point ran ok")
+    df = df[np.isfinite(df["overlap_efficiency"].astype(float))].copy()
+    if df.empty:
+        raise NoData("no overlap point has an efficiency")
+    df["_shape"] = df["m"].astype(str) + "x" + df["n"].astype(str) + "x" + df["k"].astype(str)
+    df["_gemm_flops"] = 2.0 * df["m"].astype(float) * df["n"].astype(float) * df["k"].astype(float)
+    return df
+
+
+def _at_defaults(df: pd.DataFrame, keep: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows at NCCL's default CTAs, one chunk and equal priorities (the axes not in keep), when
+    there are any; else all rows."""
+    mask = pd.Series(True, index=df.index)
+    for c, v in OVERLAP_DEFAULTS.items():
+        if c in df and c not in keep:
+            mask &= df[c].astype(str) == str(v)
+    return df[mask] if mask.any() else df
+
+
+def overlap_table(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per ok overlap point: its parameters, the alone and overlapped medians, the
+    efficiency and both slowdowns."""
+    df = _overlap_points(results)
+    cols = ["file", "benchmark", "impl"] + [a for a in op_axes(results, "overlap") if a in df and a != "compute"]
+    out = df[cols + OVERLAP_COLUMNS].copy()
+    for c in ("t_compute_s", "t_comm_s", "t_both_s"):
+        out[c.replace("_s", "_ms")] = out.pop(c) * 1e3
+    return out.reset_index(drop=True)
+
+
+def overlap_efficiency(results: Sequence[Result]) -> Figure:
+    """Overlap efficiency, (t_compute + t_comm - t_both) / min(t_compute, t_comm), against the
+    collective's size, the GEMM's size, and the CTAs NCCL may use."""
+    df = _overlap_points(results)
+    df["_series"] = series_key(df)
+    panels = [
+        ("bytes", "collective size", _at_defaults(df), ["collective", "_shape"], True),
+        ("_gemm_flops", "GEMM size (FLOP)", _at_defaults(df), ["collective", "bytes"], False),
+        ("nccl_ctas", "NCCL CTAs (0: NCCL's default)", _at_defaults(df, keep=["nccl_ctas", "chunks", "priority"]),
+         ["collective", "bytes", "_shape", "chunks", "priority"], False),
+    ]
+    fig, axs = _figure(len(panels), panel_w=5.6, panel_h=4.2, ncols_max=3, legend_rows=8)
+    handles: Dict[str, object] = {}
+    markers = "osD^v<>ph*"
+    for ax, (x, xlabel, g, split, bytes_x) in zip(axs, panels):
+        split = [c for c in split if c in g and g[c].astype(str).nunique() > 1]
+        g = g.copy()
+        g["_line"] = g["_series"]
+        for c in split:
+            name = "shape" if c == "_shape" else c
+            g["_line"] = g["_line"] + " \u00b7 " + name + "=" + g[c].map(lambda v, c=c: _fmt(c, v))
+        xs_all = sorted(set(g[x].astype(float)))
+        categorical = x == "nccl_ctas"
+        pos = {v: i for i, v in enumerate(xs_all)}
+        drawn = 0
+        for i, (line, gl) in enumerate(g.groupby("_line", sort=True)):
+            gl = gl.groupby(x, as_index=False)["overlap_efficiency"].median().sort_values(x)
+            if len(gl) < 2:
+                continue
+            xv = [pos[v] for v in gl[x].astype(float)] if categorical else gl[x].astype(float)
+            (h,) = ax.plot(xv, gl["overlap_efficiency"].astype(float), marker=markers[i % len(markers)],
+                           color=f"C{i % 10}", linewidth=1.5, markersize=5)
+            handles.setdefault(line, h)
+            drawn += 1
+        if not drawn:
+            ax.text(0.5, 0.5, f"no sweep over {xlabel}", ha="center", va="center", transform=ax.transAxes,
+                    color="0.4")
+        if categorical:
+            ax.set_xticks(range(len(xs_all)))
+            ax.set_xticklabels(["default" if v == 0 else f"{v:g}" for v in xs_all])
+        elif len(xs_all) > 1:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_locator(FixedLocator(xs_all))
+            ax.xaxis.set_minor_locator(FixedLocator([]))
+            ax.xaxis.set_major_formatter(_bytes_formatter() if bytes_x else FuncFormatter(lambda v, _: f"{v:.3g}"))
+            for t in ax.get_xticklabels():
+                t.set_rotation(30)
+                t.set_horizontalalignment("right")
+        ax.axhline(1.0, color="0.3", linewidth=1, linestyle="--")
+        ax.axhline(0.0, color="0.3", linewidth=1)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("overlap efficiency")
+        ax.grid(True, which="major", alpha=0.3)
+    fig.suptitle("Compute-communication overlap: (t_compute + t_comm - t_both) / min(t_compute, t_comm); "
+                 "1 = the shorter one fully hidden\n" + sources_title(df), fontsize=11)
+    _legend_below(fig, handles)
+    return fig
+
+
 # name, title, function: the report draws them in this order.
 PLOTS = [
     ("attention_tflops", "Attention TFLOP/s against sequence length", attention_tflops),
@@ -459,4 +557,5 @@ PLOTS = [
     ("rank_variability", "Per-rank variability (stragglers)", rank_variability),
     ("eager_vs_graph", "Eager against graph mode", eager_vs_graph),
     ("attention_memory", "Attention memory footprint", attention_memory),
+    ("overlap", "Compute-communication overlap", overlap_efficiency),
 ]

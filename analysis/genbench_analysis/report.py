@@ -12,7 +12,7 @@ import pandas as pd
 
 from .compare import markdown_table
 from .loader import Result
-from .plots import PLOTS, NoData, rank_table
+from .plots import PLOTS, NoData, overlap_table, rank_table
 
 STATUSES = ["ok", "failed", "skipped", "unsupported"]
 MAX_LISTED_FAILURES = 30
@@ -168,6 +168,10 @@ def write_report(results: Sequence[Result], outdir: str, straggler_threshold: fl
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plots[name] = path
         blocks.append(("img", path, title))
+        if name == "overlap":
+            blocks.append(("p", "Times are medians (ms) on rank 0: the GEMM alone, the collective alone, both "
+                                "together; slowdowns are each part's time inside the overlap over its time alone."))
+            blocks.append(("table", overlap_table(results)))
         if name == "rank_variability":
             t = rank_table(results, straggler_threshold)
             flagged = t[t["straggler"]]

@@ -33,11 +33,15 @@ def _genbench_env():
 
 
 def run_genbench(out_path):
+    return run_genbench_config(CONFIG, out_path)
+
+
+def run_genbench_config(config, out_path):
     binary = os.environ.get("GENBENCH_BIN", os.path.join(REPO, "build", "bin", "genbench"))
     mpiexec = os.environ.get("GENBENCH_MPIEXEC", "mpirun")
     if not os.path.exists(binary):
         pytest.fail(f"genbench binary not found at {binary}; build it (scripts/build.sh build) or set GENBENCH_BIN")
-    cmd = [mpiexec, "-np", str(RANKS), "--oversubscribe", binary, "run", CONFIG, "-o", str(out_path), "--force"]
+    cmd = [mpiexec, "-np", str(RANKS), "--oversubscribe", binary, "run", config, "-o", str(out_path), "--force"]
     p = subprocess.run(cmd, cwd=REPO, env=_genbench_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, timeout=300)
     if p.returncode != 0:
