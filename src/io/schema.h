@@ -16,6 +16,7 @@ inline constexpr const char* kAttrState = "state";  // running | complete | inte
 
 // Groups and datasets.
 inline constexpr const char* kSystem = "/system";
+inline constexpr const char* kCeilings = "/ceilings";
 inline constexpr const char* kBenchmarks = "/benchmarks";
 inline constexpr const char* kPoints = "points";
 inline constexpr const char* kSamples = "samples";

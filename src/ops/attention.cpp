@@ -134,6 +134,11 @@ class AttentionOp final : public Op {
     return w;
   }
 
+  // Attention is matmul-bound: its rate is compared with the dense GEMM rate of its type.
+  std::string ceiling(const Point& p) const override {
+    return std::string("gemm_") + dtype_name(AttentionShape::from(p).dtype) + "_tflops";
+  }
+
   std::string describe(const Point& p) const override {
     const auto s = AttentionShape::from(p);
     return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s%s %s", dtype_name(s.dtype),

@@ -60,6 +60,10 @@ class GemmOp final : public Op {
     return w;
   }
 
+  std::string ceiling(const Point& p) const override {
+    return std::string("gemm_") + dtype_name(GemmShape::from(p).dtype) + "_tflops";
+  }
+
   std::string describe(const Point& p) const override {
     const auto s = GemmShape::from(p);
     return strprintf("%s %lldx%lldx%lld b=%lld %c%c %s %s", dtype_name(s.dtype), static_cast<long long>(s.m),

@@ -22,6 +22,9 @@ struct TimingPolicy {
   double min_time_s = 0.05;   // sum of timed samples before an early stop is allowed
   double max_time_s = 5.0;    // hard stop for one point
   double target_rel_noise = 0.01;  // stop once the median's relative standard error is below this
+  // run() calls back to back between a sample's timer start and stop; the sample is divided
+  // by it (and by Case::iterations_per_run()), so samples stay per iteration.
+  int launches_per_sample = 1;
 };
 
 // Relative standard error of the median: 1.2533 * stddev / (sqrt(n) * median).
