@@ -48,6 +48,7 @@ std::uint64_t Config::fingerprint() const { return fnv1a64(text); }
 namespace {
 
 constexpr std::size_t kMaxPoints = 1000000;
+constexpr long long kMaxConfigBytes = 1 << 20;
 constexpr int kMaxDepth = 64;     // flow brackets or "- " entries nested on one line
 constexpr int kMaxIndent = 400;   // columns of leading indentation
 
@@ -361,7 +362,7 @@ class Parser {
     } catch (const YAML::Exception& e) {
       fail(e.mark, "YAML syntax error: " + e.msg);
     }
-    if (!root || root.IsNull()) throw UsageError(path_ + ": the config is empty");
+    if (!root || root.IsNull()) throw UsageError(path_ + ":1:1: the config is empty");
     if (!root.IsMap()) fail(root, "the config must be a mapping with 'settings' and 'benchmarks'");
     check_keys(root, {"genbench", "settings", "benchmarks"}, "the top level");
     Config cfg;
@@ -408,7 +409,11 @@ Config load_config(const std::string& path) {
   if (!in) throw UsageError(path + ": cannot open the config file");
   in.seekg(0, std::ios::end);
   const auto size = in.tellg();
-  if (size > 16 * 1024 * 1024) throw UsageError(path + ": the config is larger than 16 MiB");
+  // yaml-cpp needs about 0.5 KB of memory and 15 us per value: a size limit keeps a stray file
+  // from taking minutes and gigabytes before it is rejected. Real configs are a few KB.
+  if (size > kMaxConfigBytes)
+    throw UsageError(strprintf("%s:1:1: the config is %.1f MiB; a config may be at most %lld KiB", path.c_str(),
+                               static_cast<double>(size) / (1 << 20), kMaxConfigBytes / 1024));
   in.seekg(0);
   std::ostringstream os;
   os << in.rdbuf();

@@ -1,0 +1,157 @@
+"""Shared helpers for the reliability tests: the real genbench binary under mpirun on the host
+backend. Every subprocess has a timeout, so no test can hang CI."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("GENBENCH_BIN", os.path.join(ROOT, "build", "bin", "genbench"))
+MPIEXEC = os.environ.get("GENBENCH_MPIEXEC", "mpirun")
+MPI_FLAGS = ["--oversubscribe", "--allow-run-as-root"]
+# Environment variables the ranks must see (mpirun -x).
+FORWARD = ["GENBENCH_INJECT_FAULT", "GENBENCH_WATCHDOG_S"]
+TIMEOUT = 120  # seconds, for any single genbench job
+
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+
+
+def mpi_cmd(args, ranks, env=None):
+    env = env or {}
+    fwd = []
+    for k in FORWARD:
+        if k in env or k in os.environ:
+            fwd += ["-x", k]
+    return [MPIEXEC, *MPI_FLAGS, *fwd, "-np", str(ranks), BIN, *args]
+
+
+def genbench(*args, ranks=None, env=None, timeout=TIMEOUT, check=False):
+    """Runs genbench (under mpirun when ranks is given); returns (CompletedProcess, seconds)."""
+    cmd = mpi_cmd(list(args), ranks, env) if ranks else [BIN, *args]
+    full_env = dict(os.environ, **(env or {}))
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
+                          errors="replace")
+    elapsed = time.monotonic() - t0
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc, elapsed
+
+
+def start(*args, ranks=2, env=None, launcher=None):
+    """Starts a job in its own process group; returns the Popen."""
+    if launcher:
+        cmd = [launcher, *args]
+    else:
+        cmd = mpi_cmd(list(args), ranks, env)
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+                            start_new_session=True, errors="replace")
+
+
+def finish(proc, timeout=TIMEOUT):
+    """Waits for a started job; kills its whole process group if it outlives the timeout."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"job did not end within {timeout} s\n{out}\n{err}")
+    return proc.returncode, out, err
+
+
+def rank_pids(mpirun_pid, ranks, timeout=30):
+    """PIDs of the genbench ranks started by this mpirun (its children running the binary)."""
+    deadline = time.monotonic() + timeout
+    name = os.path.basename(BIN)
+    while time.monotonic() < deadline:
+        pids = []
+        for pid in _descendants(mpirun_pid):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == name[:15]:
+                        pids.append(pid)
+            except OSError:
+                pass
+        if len(pids) >= ranks:
+            return sorted(pids)
+        time.sleep(0.02)
+    raise AssertionError(f"ranks of mpirun {mpirun_pid} not found")
+
+
+def rank_of(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        for item in f.read().split(b"\0"):
+            if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                return int(item.split(b"=", 1)[1])
+    return -1
+
+
+def _descendants(pid):
+    children = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for c in children.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return str(path)
+
+
+def point_set(path):
+    """{(benchmark, point index, status)} of a result file."""
+    out = set()
+    with h5py.File(path, "r") as f:
+        for name, g in f["benchmarks"].items():
+            for row in g["points"][:]:
+                out.add((name, int(row["point"]), row["status"].decode()))
+    return out
+
+
+def check_consistent(path):
+    """The file opens, is a genbench file, and every benchmark's tables have equal row counts."""
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format"] == "genbench-results"
+        for name, g in f["benchmarks"].items():
+            n = len(g["points"])
+            assert g["samples"].shape[0] == n and g["rank_stats"].shape[0] == n, name
+            pts = g["points"][:]
+            assert len(set(pts["point"].tolist())) == n, f"{name}: a point recorded twice"
+            ok = pts["status"] == b"ok"
+            if ok.any():  # every completed point has its first sample on every rank
+                assert np.all(np.isfinite(g["samples"][:][ok][:, :, 0])), name
+            assert np.all(np.isnan(pts["time_median_s"][~ok])), f"{name}: a timing for a point that did not run"
+        return f.attrs["state"]
+
+
+def sha(path):
+    import hashlib
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def hostname():
+    import socket
+    return socket.gethostname()
