@@ -79,7 +79,7 @@ mkdir -p "$tmp/state" "$tmp/spool" "$tmp/jobs" "$tmp/results"
 
 mungekey --create --keyfile="$tmp/munge.key" >/dev/null 2>&1 \
   || { dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 2>/dev/null && chmod 600 "$tmp/munge.key"; }
-munged --key-file="$tmp/munge.key" --socket="$tmp/munge.sock" --pid-file="$tmp/munged.pid" \
+timeout 30 munged --key-file="$tmp/munge.key" --socket="$tmp/munge.sock" --pid-file="$tmp/munged.pid" \
        --log-file="$tmp/munged.log" --seed-file="$tmp/munge.seed" --force >/dev/null 2>&1 \
   || skip "munged would not start ($(tail -n 2 "$tmp/munged.log" 2>/dev/null))"
 
@@ -128,10 +128,11 @@ echo "NodeName=$host Name=gpu File=$tmp/dev/gpu[0-15]" > "$tmp/gres.conf"
 printf 'CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\n' > "$tmp/cgroup.conf"
 export SLURM_CONF=$tmp/slurm.conf
 
-slurmctld -i >/dev/null 2>&1 || skip "slurmctld would not start: $(tail -n 3 "$tmp/slurmctld.log" 2>/dev/null)"
-slurmd >/dev/null 2>&1 || skip "slurmd would not start: $(tail -n 3 "$tmp/slurmd.log" 2>/dev/null)"
+timeout 30 slurmctld -i >/dev/null 2>&1 || skip "slurmctld would not start: $(tail -n 3 "$tmp/slurmctld.log" 2>/dev/null)"
+timeout 30 slurmd >/dev/null 2>&1 || skip "slurmd would not start: $(tail -n 3 "$tmp/slurmd.log" 2>/dev/null)"
 
-# Waits up to $1 seconds for the command after it to succeed.
+# Every wait below has a limit, and every Slurm command a timeout: a broken daemon fails the
+# test instead of hanging it. Waits up to $1 seconds for the command after it to succeed.
 wait_for() {
   local limit=$1 start
   shift
@@ -141,7 +142,7 @@ wait_for() {
     sleep 1
   done
 }
-node_ready() { sinfo -h -N -o '%T' | grep -qE '^(idle|mixed|allocated)'; }
+node_ready() { timeout 10 sinfo -h -N -o '%T' | grep -qE '^(idle|mixed|allocated)'; }
 wait_for 60 node_ready || skip "the Slurm node did not come up: $(sinfo -h -N -o '%T %E' 2>&1)"
 log "Slurm up: node $host, $cpus CPU(s), ${mem_mb} MB, 16 stand-in GPUs, port $port"
 
@@ -178,7 +179,7 @@ export GENBENCH_BIN=$bin GENBENCH_BACKEND=host GENBENCH_HOME=$root
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 common=(--parsable --chdir="$root" --cpus-per-task=1 --overcommit)
 # One (stand-in) GPU per task, as on a GPU node.
-submit() { local out=$1; shift; sbatch "${common[@]}" --output="$tmp/jobs/$out.out" "$@"; }
+submit() { local out=$1; shift; timeout 60 sbatch "${common[@]}" --output="$tmp/jobs/$out.out" "$@"; }
 
 # Waits for jobs to leave the queue (at most $1 seconds).
 wait_jobs() {
@@ -186,12 +187,12 @@ wait_jobs() {
   shift
   local start
   start=$(date +%s)
-  while squeue -h -j "$(IFS=,; echo "$*")" -o '%i' 2>/dev/null | grep -q .; do
+  while timeout 20 squeue -h -j "$(IFS=,; echo "$*")" -o '%i' 2>/dev/null | grep -q .; do
     [ $(( $(date +%s) - start )) -ge "$limit" ] && return 1
     sleep 2
   done
 }
-job_field() { scontrol show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | head -n1 | cut -d= -f2; }
+job_field() { timeout 20 scontrol show job "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | head -n1 | cut -d= -f2; }
 
 # --- submit everything at once --------------------------------------------------------------
 r=$tmp/results
@@ -220,7 +221,7 @@ for j in "$j_single" "$j_multi" "${j_array}_0" "${j_array}_1"; do
   [ "$st" = COMPLETED ] || fail "job $j ended $st (exit $ec)"
 done
 
-check() { "$py" "$root/tests/slurm/check_result.py" "$@"; }
+check() { timeout 60 "$py" "$root/tests/slurm/check_result.py" "$@"; }
 check "$r/single.h5" --ranks 2 --state complete || fail "single-node result"
 check "$r/multi.h5" --ranks "$wide" --state complete || fail "multi-node result"
 check "$r/sweep/small.h5" --ranks 2 --state complete || fail "array task 0 result"
