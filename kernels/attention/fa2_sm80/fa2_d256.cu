@@ -1,9 +1,0 @@
-// fa2 instantiations: head_dim 256, tile 64x64, 4 warps (see fa2_dispatch.cu for when it is used).
-#include "kernels/attention/fa2_sm80/fa2_kernel.cuh"
-
-namespace genbench::fa2 {
-template struct Kernel<__half, 256, 64, 64, 4, false>;
-template struct Kernel<__half, 256, 64, 64, 4, true>;
-template struct Kernel<__nv_bfloat16, 256, 64, 64, 4, false>;
-template struct Kernel<__nv_bfloat16, 256, 64, 64, 4, true>;
-}  // namespace genbench::fa2
