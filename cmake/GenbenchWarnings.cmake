@@ -14,4 +14,7 @@ if(GENBENCH_SANITIZE)
   target_compile_options(genbench_warnings INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(genbench_warnings INTERFACE -fsanitize=address,undefined)
+  # Sanitizer defaults for Open MPI (cmake/sanitizer_defaults.cpp), in every executable.
+  target_sources(genbench_warnings INTERFACE
+    $<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:${CMAKE_CURRENT_LIST_DIR}/sanitizer_defaults.cpp>)
 endif()
