@@ -75,7 +75,10 @@ host=$(hostname)
 cpus=$(nproc)
 mem_mb=$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
 port=$(( 20000 + $$ % 20000 ))
-mkdir -p "$tmp/state" "$tmp/spool" "$tmp/jobs" "$tmp/results"
+# Job ids differ from run to run: Slurm's PMIx plugin keeps per-step folders named after them
+# and refuses to start a step whose folder a previous cluster left behind.
+first_job=$(( ($(date +%s) % 600000) * 100 + 1 ))
+mkdir -p "$tmp/state" "$tmp/spool" "$tmp/jobs" "$tmp/results" "$tmp/tmpfs"
 
 mungekey --create --keyfile="$tmp/munge.key" >/dev/null 2>&1 \
   || { dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 2>/dev/null && chmod 600 "$tmp/munge.key"; }
@@ -95,6 +98,8 @@ CredType=cred/munge
 AuthInfo=socket=$tmp/munge.sock
 StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool
+TmpFS=$tmp/tmpfs
+FirstJobId=$first_job
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/slurmctld.log
