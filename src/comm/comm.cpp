@@ -19,7 +19,12 @@ std::string mpi_error_string(int rc) {
 Comm::Comm(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-#if defined(__SANITIZE_ADDRESS__) || (defined(__has_feature) && __has_feature(address_sanitizer))
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GENBENCH_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(GENBENCH_ASAN)
   // Keep Open MPI's plugins loaded to the end, so leak reports can name (and skip) them.
   if (!initialized) ::setenv("OMPI_MCA_mca_base_component_disable_dlclose", "1", 0);
 #endif
