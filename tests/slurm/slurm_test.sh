@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Slurm on this machine, and the slurm/ templates run on it with the host
-# backend: single-node (srun --mpi=pmix), multi-node (one node, 4 tasks), a job array over two
-# configs (mpirun inside the allocation), and the time-limit path: a job whose --time runs out
+# backend: single-node (srun --mpi=pmix), multi-node (one node; srun fails, mpirun takes over),
+# a job array over two configs (mpirun inside the allocation), and the time-limit path: a job whose --time runs out
 # leaves a valid, interrupted file that a follow-up job completes with --resume.
 #
 # Installs slurmctld, slurmd and munge with apt-get when they are missing and we are root.
@@ -211,7 +211,9 @@ j_long=$(submit long --time=1 --signal=B:USR1@25 --ntasks-per-node=2 --gpus-per-
   "$root/slurm/single-node.sbatch" "$tmp/long.yaml" "$r/long.h5") || fail "sbatch (time limit job)"
 j_single=$(submit single --ntasks-per-node=2 --gpus-per-node=2 "$root/slurm/single-node.sbatch" "$tmp/small.yaml" "$r/single.h5") \
   || fail "sbatch single-node.sbatch"
-j_multi=$(GENBENCH_CONFIG=$tmp/small.yaml GENBENCH_OUTPUT=$r/multi.h5 \
+# The multi-node job asks srun for an MPI plugin Slurm does not have: genbench-step must fall
+# back to mpirun inside the allocation.
+j_multi=$(GENBENCH_CONFIG=$tmp/small.yaml GENBENCH_OUTPUT=$r/multi.h5 GENBENCH_SRUN_MPI=pmix_v99 \
   submit multi --nodes=1 --ntasks-per-node=$wide --gpus-per-node=$wide --exclusive=user "$root/slurm/multi-node.sbatch") \
   || fail "sbatch multi-node.sbatch"
 j_array=$(GENBENCH_CONFIGS="$tmp/small.yaml $tmp/small2.yaml" GENBENCH_OUTDIR=$r/sweep GENBENCH_LAUNCHER=mpirun \
@@ -233,6 +235,7 @@ check "$r/sweep/small.h5" --ranks 2 --state complete || fail "array task 0 resul
 check "$r/sweep/small2.h5" --ranks 2 --state complete || fail "array task 1 result"
 grep -q 'via srun' "$tmp/jobs/single.out" || fail "single-node job did not use srun --mpi=pmix"
 grep -q 'via mpirun' "$tmp/jobs/array_0.out" || fail "array job did not use mpirun"
+grep -q 'trying mpirun inside the allocation' "$tmp/jobs/multi.out" || fail "multi-node job did not fall back to mpirun"
 
 # --- the time limit ---------------------------------------------------------------------------
 wait_jobs 150 "$j_long" || fail "time-limit job $j_long still running after 150 s"
