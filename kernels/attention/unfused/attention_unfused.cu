@@ -181,8 +181,8 @@ class AttentionUnfused final : public Implementation {
     if (s.dtype != DType::fp32 && s.dtype != DType::fp16 && s.dtype != DType::bf16)
       return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp32, fp16, bf16)";
     if (s.varlen) return "varlen is not supported (the batched GEMMs take one shape)";
-    if (s.batch * s.heads > 65535 && s.seqlen_q > 65535) return "shape beyond the grid limits";
     if (s.batch > 65535 || s.heads > 65535) return "batch and heads must be at most 65535 (grid limits)";
+    if (s.heads * s.head_dim > 2147483647 || s.seqlen_k > 2147483647) return "leading dimensions beyond int";
     return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
