@@ -133,13 +133,17 @@ class Parser {
   }
 
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
-    check_keys(n, {"warmup", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise"}, "timing");
+    check_keys(n, {"warmup", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
+                   "launches_per_sample"},
+               "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
     if (n["min_iterations"]) t.min_iterations = static_cast<int>(integer(n["min_iterations"], "min_iterations", 1, 1000000, false));
     if (n["max_iterations"]) t.max_iterations = static_cast<int>(integer(n["max_iterations"], "max_iterations", 1, 1000000, false));
     if (n["min_time"]) t.min_time_s = real(n["min_time"], "min_time", 0, 3600);
     if (n["max_time"]) t.max_time_s = real(n["max_time"], "max_time", 1e-6, 86400);
     if (n["target_noise"]) t.target_rel_noise = real(n["target_noise"], "target_noise", 0, 1);
+    if (n["launches_per_sample"])
+      t.launches_per_sample = static_cast<int>(integer(n["launches_per_sample"], "launches_per_sample", 1, 100000, false));
     if (t.min_iterations > t.max_iterations)
       fail(n, strprintf("timing: min_iterations (%d) exceeds max_iterations (%d)", t.min_iterations, t.max_iterations));
     return t;
@@ -371,7 +375,8 @@ class Parser {
     if (root["genbench"] && integer(root["genbench"], "genbench", 1, 1, false) != 1)
       fail(root["genbench"], "unsupported config format version");
     if (const auto s = root["settings"]) {
-      check_keys(s, {"backend", "output", "seed", "timing", "allow_shared_devices", "watchdog_s"}, "settings");
+      check_keys(s, {"backend", "output", "seed", "timing", "allow_shared_devices", "watchdog_s", "measure_ceilings"},
+                 "settings");
       if (s["backend"]) {
         cfg.backend = scalar(s["backend"], "backend");
         if (cfg.backend != "auto" && cfg.backend != "cuda" && cfg.backend != "host")
@@ -382,6 +387,7 @@ class Parser {
       if (s["allow_shared_devices"]) cfg.allow_shared_devices = boolean(s["allow_shared_devices"], "allow_shared_devices");
       if (s["timing"]) cfg.timing = timing(s["timing"], cfg.timing);
       if (s["watchdog_s"]) cfg.watchdog_s = real(s["watchdog_s"], "watchdog_s", 0, 1e7);
+      if (s["measure_ceilings"]) cfg.measure_ceilings = boolean(s["measure_ceilings"], "measure_ceilings");
     }
     const YAML::Node bs = root["benchmarks"];
     if (!bs) fail(root, "the config has no 'benchmarks' list");

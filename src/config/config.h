@@ -35,6 +35,7 @@ struct Config {
   std::uint64_t seed = 1234;
   bool allow_shared_devices = false;  // more ranks than GPUs on a node
   double watchdog_s = 300;   // abort the job when a rank makes no progress this long (0: off)
+  bool measure_ceilings = true;  // cuda: copy and GEMM ceilings at the start of a run (/ceilings)
   TimingPolicy timing;       // defaults for every benchmark
   std::vector<BenchmarkConfig> benchmarks;
 

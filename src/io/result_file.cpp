@@ -1,7 +1,13 @@
 #include "io/result_file.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include <cmath>
 #include <ctime>
@@ -47,6 +53,112 @@ struct QuietHdf5 {
   ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
 };
 
+// Reliability (docs/reliability.md): every change to an existing result file is made on a copy
+// that then replaces the file by rename(), so a process killed at any moment (SIGKILL, the OOM
+// killer, a node failure after the page cache is written) leaves either the previous or the
+// new version of the file, both complete. A kill leaves at most a stale FILE.tmpPID beside it.
+void copy_file(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw Error("cannot read " + from + ": " + std::strerror(errno));
+  struct stat st {};
+  ::fstat(in, &st);
+  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
+  if (out < 0) {
+    const int e = errno;
+    ::close(in);
+    throw Error("cannot write " + to + ": " + std::strerror(e) + " (is the folder writable?)");
+  }
+  bool ok = true;
+  int err = 0;
+  off_t left = st.st_size;
+  bool plain = false;
+  std::vector<char> buf;
+  while (ok && left > 0) {
+    ssize_t n = -1;
+    if (!plain) {
+      n = ::copy_file_range(in, nullptr, out, nullptr, static_cast<std::size_t>(left), 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        plain = true;
+        continue;
+      }
+    } else {
+      buf.resize(1 << 20);
+      n = ::read(in, buf.data(), buf.size());
+      for (ssize_t done = 0; n > 0 && done < n;) {
+        const ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
+        if (w < 0) {
+          n = -1;
+          break;
+        }
+        done += w;
+      }
+    }
+    if (n < 0) {
+      err = errno;
+      ok = false;
+    } else if (n == 0) {
+      break;  // shorter than stat said
+    } else {
+      left -= n;
+    }
+  }
+  if (::close(out) != 0 && ok) {
+    err = errno;
+    ok = false;
+  }
+  ::close(in);
+  if (!ok) {
+    ::unlink(to.c_str());
+    throw Error("cannot write " + to + ": " + std::strerror(err) + (err == ENOSPC ? " (disk full)" : ""));
+  }
+}
+
+class Staged {
+ public:
+  explicit Staged(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
+    copy_file(path_, tmp_);
+  }
+  Staged(const Staged&) = delete;
+  Staged& operator=(const Staged&) = delete;
+  ~Staged() {
+    if (!done_) ::unlink(tmp_.c_str());
+  }
+  const std::string& tmp() const { return tmp_; }
+  // The copy, closed by the caller, is checked and then replaces the file.
+  void commit() {
+    {
+      Id f(H5Fopen(tmp_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+      if (!f.valid()) throw Error("cannot write " + path_ + " (the new version does not read back; disk full?)");
+    }
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+      throw Error("cannot replace " + path_ + ": " + std::strerror(errno));
+    done_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  bool done_ = false;
+};
+
+// Removes FILE.tmpPID copies left by killed runs on this host (their process is gone).
+void remove_stale_copies(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string base = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0) continue;
+    const std::string digits = name.substr(base.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH))
+      ::unlink((slash == std::string::npos ? name : dir + name).c_str());
+  }
+  ::closedir(d);
+}
+
 Id open_rw(const std::string& path) {
   Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("cannot open result file " + path + " for writing");
@@ -85,6 +197,8 @@ Compound points_layout(const Op& op) {
   c.add("temperature_c", Kind::f64, 0, "C");
   c.add("throttle_reasons", Kind::i64);
   c.add("throttled", Kind::i64);
+  c.add("ceiling_fraction", Kind::f64);
+  for (const auto& [name, unit] : op.extra_columns()) c.add(name, Kind::f64, 0, unit);
   return c;
 }
 
@@ -229,187 +343,244 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
   const std::string why = check_result_file(path);
   if (!why.empty()) throw UsageError("--resume: " + why);
   QuietHdf5 quiet;
-  Id f = open_rw(path);
-  const std::string fp = strprintf("%016llx", static_cast<unsigned long long>(attrs.config_fingerprint));
-  if (h5::get_attr_string(f, schema::kAttrFingerprint) != fp)
-    throw UsageError("--resume: " + path + " was made from a different config; use a new output file or the original config");
-  if (h5::get_attr_int(f, schema::kAttrWorldSize) != attrs.world_size)
-    throw UsageError(strprintf("--resume: %s was made with %lld ranks, this job has %d", path.c_str(),
-                               static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)), attrs.world_size));
-  h5::set_attr(f, schema::kAttrState, std::string("running"));
-  h5::set_attr(f, "resumed_utc", attrs.start_utc);
-  Id g(H5Gopen2(f, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
-  if (g.valid() && done) {
-    hsize_t n = 0;
-    H5Gget_num_objs(g, &n);
-    for (hsize_t i = 0; i < n; ++i) {
-      char name[256];
-      H5Gget_objname_by_idx(g, i, name, sizeof(name));
-      Id d(H5Dopen2(g, (std::string(name) + "/" + schema::kPoints).c_str(), H5P_DEFAULT), H5Dclose);
-      if (!d.valid()) continue;
-      Id space(H5Dget_space(d), H5Sclose);
-      hsize_t rows = 0;
-      H5Sget_simple_extent_dims(space, &rows, nullptr);
-      std::vector<std::int64_t> idx(rows);
-      Id mt(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), H5Tclose);
-      H5Tinsert(mt, "point", 0, H5T_NATIVE_INT64);
-      if (rows && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, idx.data()) < 0)
-        throw UsageError("--resume: cannot read the points of benchmark '" + std::string(name) + "' in " + path);
-      auto& set = (*done)[name];
-      for (auto v : idx) set.insert(static_cast<std::size_t>(v));
+  remove_stale_copies(path);
+  Staged staged(path);
+  {
+    Id f = open_rw(staged.tmp());
+    const std::string fp = strprintf("%016llx", static_cast<unsigned long long>(attrs.config_fingerprint));
+    if (h5::get_attr_string(f, schema::kAttrFingerprint) != fp)
+      throw UsageError("--resume: " + path + " was made from a different config; use a new output file or the original config");
+    if (h5::get_attr_int(f, schema::kAttrWorldSize) != attrs.world_size)
+      throw UsageError(strprintf("--resume: %s was made with %lld ranks, this job has %d", path.c_str(),
+                                 static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)), attrs.world_size));
+    h5::set_attr(f, schema::kAttrState, std::string("running"));
+    h5::set_attr(f, "resumed_utc", attrs.start_utc);
+    Id g(H5Gopen2(f, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
+    if (g.valid() && done) {
+      hsize_t n = 0;
+      H5Gget_num_objs(g, &n);
+      for (hsize_t i = 0; i < n; ++i) {
+        char name[256];
+        H5Gget_objname_by_idx(g, i, name, sizeof(name));
+        Id d(H5Dopen2(g, (std::string(name) + "/" + schema::kPoints).c_str(), H5P_DEFAULT), H5Dclose);
+        if (!d.valid()) continue;
+        Id space(H5Dget_space(d), H5Sclose);
+        hsize_t rows = 0;
+        H5Sget_simple_extent_dims(space, &rows, nullptr);
+        std::vector<std::int64_t> idx(rows);
+        Id mt(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), H5Tclose);
+        H5Tinsert(mt, "point", 0, H5T_NATIVE_INT64);
+        if (rows && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, idx.data()) < 0)
+          throw UsageError("--resume: cannot read the points of benchmark '" + std::string(name) + "' in " + path);
+        auto& set = (*done)[name];
+        for (auto v : idx) set.insert(static_cast<std::size_t>(v));
+      }
     }
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw UsageError("--resume: cannot write " + path + " (disk full?)");
   }
+  staged.commit();
   return ResultFile(path, attrs.world_size);
 }
 
 void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
   QuietHdf5 quiet;
-  Id f = open_rw(path_);
-  if (H5Lexists(f, schema::kSystem, H5P_DEFAULT) > 0) H5Ldelete(f, schema::kSystem, H5P_DEFAULT);
-  const Compound c = system_layout();
-  Id type = c.type();
-  const hsize_t n = ranks.size();
-  Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Id d(h5::check(H5Dcreate2(f, schema::kSystem, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "system", path_),
-       H5Dclose);
-  std::vector<unsigned char> buf;
-  for (const auto& r : ranks) {
-    h5::Row row(c);
-    std::size_t i = 0;
-    row.set(i++, std::int64_t{r.rank});
-    row.set(i++, std::int64_t{r.local_rank});
-    row.set(i++, r.host);
-    row.set(i++, r.backend);
-    row.set(i++, std::int64_t{r.device_index});
-    row.set(i++, r.name);
-    row.set(i++, r.uuid);
-    row.set(i++, r.pci_bus_id);
-    row.set(i++, std::int64_t{r.sm_count});
-    row.set(i++, std::int64_t{r.cc_major});
-    row.set(i++, std::int64_t{r.cc_minor});
-    row.set(i++, r.memory_bytes);
-    row.set(i++, r.l2_bytes);
-    row.set(i++, r.driver_version);
-    row.set(i++, r.runtime_version);
-    row.set(i++, r.nccl_version);
-    row.set(i++, r.cublas_version);
-    row.set(i++, r.cudnn_version);
-    row.set(i++, r.mpi_version);
-    row.set(i++, r.hdf5_version);
-    buf.insert(buf.end(), row.data(), row.data() + c.size());
+  Staged staged(path_);
+  {
+    Id f = open_rw(staged.tmp());
+    if (H5Lexists(f, schema::kSystem, H5P_DEFAULT) > 0) H5Ldelete(f, schema::kSystem, H5P_DEFAULT);
+    const Compound c = system_layout();
+    Id type = c.type();
+    const hsize_t n = ranks.size();
+    Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    Id d(h5::check(H5Dcreate2(f, schema::kSystem, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "system", path_),
+         H5Dclose);
+    std::vector<unsigned char> buf;
+    for (const auto& r : ranks) {
+      h5::Row row(c);
+      std::size_t i = 0;
+      row.set(i++, std::int64_t{r.rank});
+      row.set(i++, std::int64_t{r.local_rank});
+      row.set(i++, r.host);
+      row.set(i++, r.backend);
+      row.set(i++, std::int64_t{r.device_index});
+      row.set(i++, r.name);
+      row.set(i++, r.uuid);
+      row.set(i++, r.pci_bus_id);
+      row.set(i++, std::int64_t{r.sm_count});
+      row.set(i++, std::int64_t{r.cc_major});
+      row.set(i++, std::int64_t{r.cc_minor});
+      row.set(i++, r.memory_bytes);
+      row.set(i++, r.l2_bytes);
+      row.set(i++, r.driver_version);
+      row.set(i++, r.runtime_version);
+      row.set(i++, r.nccl_version);
+      row.set(i++, r.cublas_version);
+      row.set(i++, r.cudnn_version);
+      row.set(i++, r.mpi_version);
+      row.set(i++, r.hdf5_version);
+      buf.insert(buf.end(), row.data(), row.data() + c.size());
+    }
+    if (n) h5::check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite(system)", path_);
+    write_units(d, c);
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
   }
-  if (n) h5::check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite(system)", path_);
-  write_units(d, c);
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+  staged.commit();
+}
+
+void ResultFile::write_ceilings(const std::vector<Ceiling>& rows) {
+  QuietHdf5 quiet;
+  Staged staged(path_);
+  {
+    Id f = open_rw(staged.tmp());
+    if (H5Lexists(f, schema::kCeilings, H5P_DEFAULT) > 0) H5Ldelete(f, schema::kCeilings, H5P_DEFAULT);
+    Compound c;
+    c.add("rank", Kind::i64);
+    c.add("name", Kind::str, kNameLen);
+    c.add("value", Kind::f64);
+    c.add("unit", Kind::str, 16);
+    c.add("detail", Kind::str, 192);
+    Id type = c.type();
+    const hsize_t n = rows.size();
+    Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    Id d(h5::check(H5Dcreate2(f, schema::kCeilings, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "ceilings",
+                   path_),
+         H5Dclose);
+    std::vector<unsigned char> buf;
+    for (const auto& r : rows) {
+      h5::Row row(c);
+      row.set(0, std::int64_t{r.rank});
+      row.set(1, r.name);
+      row.set(2, r.value);
+      row.set(3, r.unit);
+      row.set(4, r.detail);
+      buf.insert(buf.end(), row.data(), row.data() + c.size());
+    }
+    if (n) h5::check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite(ceilings)", path_);
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+  }
+  staged.commit();
 }
 
 void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
   QuietHdf5 quiet;
-  Id f = open_rw(path_);
-  const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
-  const Compound pc = points_layout(*b.op);
-  const Compound rc = rank_stats_layout();
-  Id ptype = pc.type(), rtype = rc.type();
-  const hsize_t world = static_cast<hsize_t>(world_);
-  const hsize_t iters = static_cast<hsize_t>(b.max_iterations);
-  Id g;
-  if (H5Lexists(f, gpath.c_str(), H5P_DEFAULT) > 0) {
-    g = Id(H5Gopen2(f, gpath.c_str(), H5P_DEFAULT), H5Gclose);
-  } else {
-    g = Id(h5::check(H5Gcreate2(f, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group", path_), H5Gclose);
-    h5::set_attr(g, "op", b.op->name());
-    h5::set_attr(g, "implementations", b.implementations);
-    std::vector<std::string> axes;
-    for (const auto& a : b.op->axes()) axes.push_back(a.name);
-    h5::set_attr(g, "axes", axes);
-    h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
-    h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.max_iterations));
-    h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
-    h5::set_attr(g, "timing_min_iterations", static_cast<std::int64_t>(b.timing.min_iterations));
-    h5::set_attr(g, "timing_min_time_s", b.timing.min_time_s);
-    h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);
-    h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
-    Id p = create_growing(g, schema::kPoints, ptype, {}, path_, false);
-    write_units(p, pc);
-    Id s = create_growing(g, schema::kSamples, H5T_IEEE_F64LE, {world, iters}, path_, true);
-    h5::set_attr(s, "units", std::string("s"));
-    h5::set_attr(s, "dims", std::vector<std::string>{"point", "rank", "iteration"});
-    Id r = create_growing(g, schema::kRankStats, rtype, {world}, path_, false);
-    write_units(r, rc);
+  Staged staged(path_);
+  {
+    Id f = open_rw(staged.tmp());
+    const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
+    const Compound pc = points_layout(*b.op);
+    const Compound rc = rank_stats_layout();
+    Id ptype = pc.type(), rtype = rc.type();
+    const hsize_t world = static_cast<hsize_t>(world_);
+    const hsize_t iters = static_cast<hsize_t>(b.max_iterations);
+    Id g;
+    if (H5Lexists(f, gpath.c_str(), H5P_DEFAULT) > 0) {
+      g = Id(H5Gopen2(f, gpath.c_str(), H5P_DEFAULT), H5Gclose);
+    } else {
+      g = Id(h5::check(H5Gcreate2(f, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group", path_), H5Gclose);
+      h5::set_attr(g, "op", b.op->name());
+      h5::set_attr(g, "implementations", b.implementations);
+      std::vector<std::string> axes;
+      for (const auto& a : b.op->axes()) axes.push_back(a.name);
+      h5::set_attr(g, "axes", axes);
+      h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
+      h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.max_iterations));
+      h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
+      h5::set_attr(g, "timing_min_iterations", static_cast<std::int64_t>(b.timing.min_iterations));
+      h5::set_attr(g, "timing_min_time_s", b.timing.min_time_s);
+      h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);
+      h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
+      h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
+      Id p = create_growing(g, schema::kPoints, ptype, {}, path_, false);
+      write_units(p, pc);
+      Id s = create_growing(g, schema::kSamples, H5T_IEEE_F64LE, {world, iters}, path_, true);
+      h5::set_attr(s, "units", std::string("s"));
+      h5::set_attr(s, "dims", std::vector<std::string>{"point", "rank", "iteration"});
+      Id r = create_growing(g, schema::kRankStats, rtype, {world}, path_, false);
+      write_units(r, rc);
+    }
+
+    // points row
+    h5::Row row(pc);
+    std::size_t i = 0;
+    row.set(i++, static_cast<std::int64_t>(rec.point.index));
+    row.set(i++, rec.point.impl);
+    for (const auto& v : rec.point.values) {
+      if (auto x = std::get_if<std::int64_t>(&v)) row.set(i++, *x);
+      else if (auto d = std::get_if<double>(&v)) row.set(i++, *d);
+      else row.set(i++, std::get<std::string>(v));
+    }
+    row.set(i++, rec.status);
+    row.set(i++, rec.reason);
+    row.set(i++, rec.variant);
+    row.set(i++, rec.stop_reason);
+    row.set(i++, static_cast<std::int64_t>(rec.slowest.n));
+    // A point without samples (failed, skipped, unsupported) has no timing: NaN, never 0.
+    for (double v : {rec.slowest.median, rec.slowest.mean, rec.slowest.min, rec.slowest.max, rec.slowest.p10,
+                     rec.slowest.p90, rec.slowest.p99, rec.slowest.stddev})
+      row.set(i++, rec.slowest.n ? v : std::nan(""));
+    row.set(i++, rec.work.flops);
+    row.set(i++, rec.work.bytes);
+    row.set(i++, rec.tflops);
+    row.set(i++, rec.algbw_gbps);
+    row.set(i++, rec.busbw_gbps);
+    row.set(i++, rec.work.busbw_factor);
+    std::int64_t peak = 0;
+    for (const auto& r : rec.ranks) peak = std::max(peak, r.peak_memory_bytes);
+    row.set(i++, peak);
+    row.set(i++, rec.validation_error);
+    row.set(i++, rec.validation_tolerance);
+    row.set(i++, rec.state.sm_clock_mhz);
+    row.set(i++, rec.state.mem_clock_mhz);
+    row.set(i++, rec.state.power_w);
+    row.set(i++, rec.state.temperature_c);
+    row.set(i++, static_cast<std::int64_t>(rec.state.throttle_reasons));
+    row.set(i++, std::int64_t{rec.state.throttled ? 1 : 0});
+    row.set(i++, rec.ceiling_fraction);
+    for (std::size_t e = 0; e < b.op->extra_columns().size(); ++e)
+      row.set(i++, e < rec.extra.size() ? rec.extra[e] : std::nan(""));
+
+    // samples [rank][iteration], NaN past the recorded iterations
+    std::vector<double> samples(world * iters, std::nan(""));
+    for (std::size_t r = 0; r < rec.samples.size() && r < world; ++r)
+      for (std::size_t k = 0; k < rec.samples[r].size() && k < iters; ++k) samples[r * iters + k] = rec.samples[r][k];
+
+    std::vector<unsigned char> rbuf;
+    for (std::size_t r = 0; r < world; ++r) {
+      h5::Row rr(rc);
+      RankRecord x = r < rec.ranks.size() ? rec.ranks[r] : RankRecord{};
+      std::size_t j = 0;
+      rr.set(j++, static_cast<std::int64_t>(x.summary.n));
+      for (double v : {x.summary.mean, x.summary.median, x.summary.stddev, x.summary.min, x.summary.max, x.summary.p10,
+                       x.summary.p90, x.summary.p99})
+        rr.set(j++, x.summary.n ? v : std::nan(""));
+      rr.set(j++, x.peak_memory_bytes);
+      rr.set(j++, x.memory_delta_bytes);
+      rbuf.insert(rbuf.end(), rr.data(), rr.data() + rc.size());
+    }
+
+    // Samples and rank stats first, the points row last: a reader that sees a point row also
+    // sees its samples.
+    Id ds(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
+    append_row(ds, H5T_NATIVE_DOUBLE, samples.data(), {world, iters}, path_);
+    Id dr(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
+    append_row(dr, rtype, rbuf.data(), {world}, path_);
+    Id dp(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
+    append_row(dp, ptype, row.data(), {}, path_);
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
   }
-
-  // points row
-  h5::Row row(pc);
-  std::size_t i = 0;
-  row.set(i++, static_cast<std::int64_t>(rec.point.index));
-  row.set(i++, rec.point.impl);
-  for (const auto& v : rec.point.values) {
-    if (auto x = std::get_if<std::int64_t>(&v)) row.set(i++, *x);
-    else if (auto d = std::get_if<double>(&v)) row.set(i++, *d);
-    else row.set(i++, std::get<std::string>(v));
-  }
-  row.set(i++, rec.status);
-  row.set(i++, rec.reason);
-  row.set(i++, rec.variant);
-  row.set(i++, rec.stop_reason);
-  row.set(i++, static_cast<std::int64_t>(rec.slowest.n));
-  for (double v : {rec.slowest.median, rec.slowest.mean, rec.slowest.min, rec.slowest.max, rec.slowest.p10,
-                   rec.slowest.p90, rec.slowest.p99, rec.slowest.stddev})
-    row.set(i++, v);
-  row.set(i++, rec.work.flops);
-  row.set(i++, rec.work.bytes);
-  row.set(i++, rec.tflops);
-  row.set(i++, rec.algbw_gbps);
-  row.set(i++, rec.busbw_gbps);
-  row.set(i++, rec.work.busbw_factor);
-  std::int64_t peak = 0;
-  for (const auto& r : rec.ranks) peak = std::max(peak, r.peak_memory_bytes);
-  row.set(i++, peak);
-  row.set(i++, rec.validation_error);
-  row.set(i++, rec.validation_tolerance);
-  row.set(i++, rec.state.sm_clock_mhz);
-  row.set(i++, rec.state.mem_clock_mhz);
-  row.set(i++, rec.state.power_w);
-  row.set(i++, rec.state.temperature_c);
-  row.set(i++, static_cast<std::int64_t>(rec.state.throttle_reasons));
-  row.set(i++, std::int64_t{rec.state.throttled ? 1 : 0});
-
-  // samples [rank][iteration], NaN past the recorded iterations
-  std::vector<double> samples(world * iters, std::nan(""));
-  for (std::size_t r = 0; r < rec.samples.size() && r < world; ++r)
-    for (std::size_t k = 0; k < rec.samples[r].size() && k < iters; ++k) samples[r * iters + k] = rec.samples[r][k];
-
-  std::vector<unsigned char> rbuf;
-  for (std::size_t r = 0; r < world; ++r) {
-    h5::Row rr(rc);
-    RankRecord x = r < rec.ranks.size() ? rec.ranks[r] : RankRecord{};
-    std::size_t j = 0;
-    rr.set(j++, static_cast<std::int64_t>(x.summary.n));
-    for (double v : {x.summary.mean, x.summary.median, x.summary.stddev, x.summary.min, x.summary.max, x.summary.p10,
-                     x.summary.p90, x.summary.p99})
-      rr.set(j++, x.summary.n ? v : std::nan(""));
-    rr.set(j++, x.peak_memory_bytes);
-    rr.set(j++, x.memory_delta_bytes);
-    rbuf.insert(rbuf.end(), rr.data(), rr.data() + rc.size());
-  }
-
-  // Samples and rank stats first, the points row last: a reader that sees a point row also
-  // sees its samples.
-  Id ds(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
-  append_row(ds, H5T_NATIVE_DOUBLE, samples.data(), {world, iters}, path_);
-  Id dr(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
-  append_row(dr, rtype, rbuf.data(), {world}, path_);
-  Id dp(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
-  append_row(dp, ptype, row.data(), {}, path_);
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+  staged.commit();
 }
 
 void ResultFile::finish(const std::string& state, const std::string& end_utc) {
   QuietHdf5 quiet;
-  Id f = open_rw(path_);
-  h5::set_attr(f, schema::kAttrState, state);
-  h5::set_attr(f, "end_utc", end_utc);
-  H5Fflush(f, H5F_SCOPE_GLOBAL);
+  Staged staged(path_);
+  {
+    Id f = open_rw(staged.tmp());
+    h5::set_attr(f, schema::kAttrState, state);
+    h5::set_attr(f, "end_utc", end_utc);
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+  }
+  staged.commit();
 }
 
 }  // namespace genbench

@@ -2,12 +2,14 @@
 // The HDF5 result file, written by rank 0 only. Each point is appended and the file closed
 // again, so a run killed between points leaves a valid file holding every completed point.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/ceilings.h"
 #include "ops/op.h"
 #include "stats/stats.h"
 #include "sweep/point.h"
@@ -45,6 +47,8 @@ struct PointRecord {
   double tflops = 0, algbw_gbps = 0, busbw_gbps = 0;
   double validation_error = 0, validation_tolerance = 0;
   DeviceState state;     // after the timed iterations, over ranks (see docs/cuda-backend.md)
+  std::vector<double> extra;  // the op's extra_columns(), in order (rank 0's values; NaN = none)
+  double ceiling_fraction = std::numeric_limits<double>::quiet_NaN();  // rate / the op's ceiling
 };
 
 struct BenchmarkInfo {
@@ -66,6 +70,8 @@ class ResultFile {
                            std::map<std::string, std::set<std::size_t>>* done);
 
   void write_system(const std::vector<DeviceInfo>& ranks);
+  // Replaces /ceilings with these rows (every rank's).
+  void write_ceilings(const std::vector<Ceiling>& rows);
   void append(const BenchmarkInfo& b, const PointRecord& rec);
   // Sets end time and final state ("complete", "interrupted", "failed").
   void finish(const std::string& state, const std::string& end_utc);

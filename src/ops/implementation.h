@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -42,6 +43,9 @@ class Case {
   // Iterations one run() performs (mode=graph replays K captured iterations per run()); the
   // runner divides each timed sample by it, so samples are always per iteration.
   virtual int iterations_per_run() const { return 1; }
+  // Measurements beyond the timed run() (named as in Op::extra_columns()), read once after the
+  // timed iterations on every rank; the result file keeps rank 0's.
+  virtual std::vector<std::pair<std::string, double>> extra_metrics() { return {}; }
 };
 
 class Implementation {

@@ -11,13 +11,20 @@
 #include <sstream>
 
 #include "backend/backend.h"
+#include "backend/ceilings.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/watchdog.h"
 #include "io/result_file.h"
 #include "io/schema.h"
+#include "runner/fault.h"
 #include "ops/implementation.h"
 #include "sweep/sweep.h"
 #include "version.h"
+
+#ifdef GENBENCH_HAVE_CUDA
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace genbench {
 
@@ -25,6 +32,22 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_stop_signal(int) { g_stop = 1; }
+
+// NVTX range "genbench:<benchmark>/<point index>" around a point's timed iterations, so that a
+// profiler can select the measured kernels (launch/genbench-profile). Nothing without CUDA.
+struct PointRange {
+#ifdef GENBENCH_HAVE_CUDA
+  PointRange(const std::string& bench, std::size_t point) {
+    nvtxRangePushA(("genbench:" + bench + "/" + std::to_string(point)).c_str());
+  }
+  ~PointRange() { nvtxRangePop(); }
+#else
+  PointRange(const std::string&, std::size_t) {}
+  ~PointRange() {}
+#endif
+  PointRange(const PointRange&) = delete;
+  PointRange& operator=(const PointRange&) = delete;
+};
 
 // DeviceInfo <-> one string, to gather the system table over MPI.
 constexpr char kSep = '\x1f';
@@ -157,6 +180,10 @@ std::string resolve_backend(const std::string& requested) {
 
 int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) {
   const bool root = comm.is_root();
+  // Reliability: injected faults (tests only; inert unless GENBENCH_INJECT_FAULT is set) and the
+  // hang watchdog (docs/reliability.md).
+  const FaultPlan fault = FaultPlan::from_env();
+  const Watchdog watchdog(watchdog_deadline(cfg.watchdog_s), [&comm](int code) { comm.abort(code); });
   const std::string requested = opts.backend.empty() ? cfg.backend : opts.backend;
   const std::string backend_name = resolve_backend(requested);
 
@@ -228,6 +255,59 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
   }
   comm.broadcast(file_error);
   if (!file_error.empty()) throw UsageError(file_error);
+
+  // Ceilings (docs/hdf5-schema.md, /ceilings): every rank measures its device; rank 0 stores all
+  // rows and keeps the lowest value of each, the bound of the slowest rank.
+  std::map<std::string, std::pair<double, std::string>> ceilings;  // name -> (lowest value, unit)
+  if (cfg.measure_ceilings && backend->kind() == BackendKind::cuda) {
+    std::string rows_text;
+    try {
+      for (const auto& c : measure_ceilings(*backend))
+        rows_text += strprintf("%s%c%.17g%c%s%c%s\n", c.name.c_str(), kSep, c.value, kSep, c.unit.c_str(), kSep,
+                               c.detail.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "genbench: rank %d: ceilings not measured: %s\n", comm.rank(), e.what());
+      rows_text.clear();
+    }
+    const auto all_rows = comm.gather(rows_text);
+    if (root) {
+      std::vector<Ceiling> rows;
+      for (std::size_t r = 0; r < all_rows.size(); ++r) {
+        std::istringstream in(all_rows[r]);
+        std::string line;
+        while (std::getline(in, line)) {
+          std::vector<std::string> f{std::string()};
+          for (char ch : line) {
+            if (ch == kSep) f.emplace_back();
+            else f.back() += ch;
+          }
+          if (f.size() != 4) continue;
+          Ceiling c;
+          c.rank = static_cast<int>(r);
+          c.name = f[0];
+          c.value = std::stod(f[1]);
+          c.unit = f[2];
+          c.detail = f[3];
+          auto it = ceilings.find(c.name);
+          if (it == ceilings.end()) ceilings[c.name] = {c.value, c.unit};
+          else it->second.first = std::min(it->second.first, c.value);
+          rows.push_back(std::move(c));
+        }
+      }
+      try {
+        file->write_ceilings(rows);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "genbench: %s\n", e.what());
+        comm.abort(kExitError);
+      }
+      if (!opts.quiet && !rows.empty()) {
+        std::printf("ceilings (lowest over ranks):");
+        for (const auto& [name, vu] : ceilings) std::printf(" %s=%.4g %s", name.c_str(), vu.first, vu.second.c_str());
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  }
   comm.broadcast(done_text);
   if (!root) {
     std::istringstream in(done_text);
@@ -273,6 +353,8 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         break;
       }
       ++counter;
+      activity_point(b.name, p.index);
+      fault.at_point_start(comm.rank(), b.name, p.index);
       PointRecord rec;
       rec.point = p;
       rec.work = b.op->work(p, comm.size());
@@ -300,6 +382,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       // Prepare: allocation failures are skips, anything else is a failure.
       if (sev == kSevOk) {
         try {
+          fault.before_prepare(comm.rank(), b.name, p.index);
           c = impl->prepare(p, ctx);
           delta = free_before - backend->memory_info().free_bytes;
         } catch (const OutOfMemory& e) {
@@ -317,6 +400,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         Validation v;
         try {
           v = c->validate();
+          fault.after_validate(comm.rank(), b.name, p.index, v);
           if (!v.ok) {
             sev = kSevFailed;
             reason = "validation: " + v.detail;
@@ -334,8 +418,11 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       std::vector<double> mine;
       // Device state (clocks, power, temperature, throttling) around the timed iterations.
       const DeviceState state_before = backend->sample_state();
+      // An error here is fatal for the job: the other ranks are inside the same timed
+      // iterations (and their collectives), so it cannot become a per-point status without
+      // leaving them waiting. main() reports it with rank, host and point and aborts.
       if (sev == kSevOk) {
-        try {
+        {
           auto timer = backend->make_timer();
           const double per_run = std::max(1, c->iterations_per_run());  // graph replays time K iterations
           for (int w = 0; w < b.timing.warmup; ++w) {
@@ -344,23 +431,29 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             backend->synchronize();
           }
           StopCriterion stop(b.timing);
+          // launches_per_sample: run() back to back inside one timed region (as nccl-tests times
+          // several operations per sample), the sample divided by the count.
+          const int launches = std::max(1, b.timing.launches_per_sample);
+          const PointRange nvtx_range(b.name, p.index);
           for (;;) {
             comm.barrier();
             timer->start();
-            c->run();
+            for (int l = 0; l < launches; ++l) c->run();
             timer->stop();
-            const double t = timer->seconds() / per_run;
+            const double t = timer->seconds() / (per_run * launches);
             mine.push_back(t);
             if (stop.add(comm.max(t))) break;
           }
           rec.stop_reason = stop.reason();
           rec.slowest = summarize(stop.samples());
           rec.variant = c->variant();
-        } catch (const std::exception& e) {
-          sev = kSevFailed;
-          reason = std::string("run: ") + e.what();
+          // The op's extra columns, from this rank's case (rank 0's are stored).
+          const auto columns = b.op->extra_columns();
+          rec.extra.assign(columns.size(), std::nan(""));
+          for (const auto& [name, value] : c->extra_metrics())
+            for (std::size_t e = 0; e < columns.size(); ++e)
+              if (columns[e].first == name) rec.extra[e] = value;
         }
-        std::tie(sev, reason) = agree(comm, sev, reason);
       }
       const DeviceState state_after = backend->sample_state();
       c.reset();
@@ -410,6 +503,13 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             rec.algbw_gbps = rec.work.bytes / med / 1e9;
             rec.busbw_gbps = rec.algbw_gbps * rec.work.busbw_factor;
           }
+          // Rate over the device ceiling the op names (TFLOP/s against a GEMM rate, bytes moved
+          // per second against the copy bandwidth); NaN without one.
+          if (const auto it = ceilings.find(b.op->ceiling(p)); it != ceilings.end() && it->second.first > 0) {
+            if (it->second.second == "TFLOP/s" && rec.tflops > 0) rec.ceiling_fraction = rec.tflops / it->second.first;
+            if (it->second.second == "GB/s" && rec.work.bytes > 0)
+              rec.ceiling_fraction = rec.work.bytes / med / 1e9 / it->second.first;
+          }
         }
         std::string write_error;
         try {
@@ -437,6 +537,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
     if (interrupted) break;
   }
 
+  activity_clear_point();
   if (root) {
     file->finish(interrupted ? "interrupted" : "complete", utc_now());
     if (!opts.quiet) print_summary(outcomes, opts.output, backend_name);
