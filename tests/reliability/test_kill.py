@@ -56,7 +56,9 @@ def test_sigkill_then_resume_matches_clean_run(clean, tmp_path, attempt):
         assert len(done_before) <= len(recorded) <= len(done_before) + 1, (delay, victim, rc, stderr)
         assert recorded <= expected
         if rc != 0:
-            assert state == "running"
+            # Killed mid-run the file says "running"; a kill that lands after the last point
+            # was finished (between closing the file and the process exiting) leaves it complete.
+            assert state == "running" or (state == "complete" and recorded == expected), (state, delay)
         proc, _ = genbench("run", cfg, "-o", out, "--backend", "host", "--resume", ranks=2, check=True)
     assert point_set(out) == expected
     assert check_consistent(out) == "complete"

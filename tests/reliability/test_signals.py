@@ -99,6 +99,7 @@ def test_sigint_sigterm_to_mpirun_stops_hard_but_file_survives(cfg, tmp_path, si
     rc, stdout, stderr = finish(job, timeout=60)
     assert rc != 0
     state = check_consistent(out)
-    assert state in ("running", "interrupted")
+    # A signal that lands after the last point leaves a complete file; otherwise it is resumable.
+    assert state in ("running", "interrupted") or (state == "complete" and point_set(out) == EXPECTED), state
     genbench("run", cfg, "-o", out, "--backend", "host", "--resume", ranks=2, check=True)
     assert point_set(out) == EXPECTED
