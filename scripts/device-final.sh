@@ -13,12 +13,12 @@ at() { echo "== $1 at $(( $(date +%s) - t0 ))s"; }
 at build
 GENBENCH_CUDA_ARCHS=90a GENBENCH_JOBS=16 scripts/build.sh $B >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 at torch-1
-timeout 60 python3 kernels/gemm/cublaslt/torch_peer.py 4096 8192 2>&1 | tee "$OUT/torch1.txt"
+timeout 60 python3 scripts/peers/gemm_torch.py 4096 8192 2>&1 | tee "$OUT/torch1.txt"
 at cublaslt
 timeout 120 $B/bin/genbench run configs/gemm.yaml -o "$OUT/gemm.h5" --force >"$OUT/gemm.txt" 2>&1; echo rc=$?
 sed -n '/^Summary/,$p' "$OUT/gemm.txt" | cut -c1-120
 at torch-2
-timeout 60 python3 kernels/gemm/cublaslt/torch_peer.py 4096 8192 2>&1 | tee "$OUT/torch2.txt"
+timeout 60 python3 scripts/peers/gemm_torch.py 4096 8192 2>&1 | tee "$OUT/torch2.txt"
 at racecheck
 timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 $B/tests/genbench_tests \
   --gtest_filter='Fa3Gpu.UnequalLengths:AttentionGpu.VarlenPackedBatches' >"$OUT/racecheck.txt" 2>&1; echo rc=$?

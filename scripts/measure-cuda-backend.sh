@@ -2,7 +2,7 @@
 # Builds genbench and measures the CUDA backend's GEMM and collectives on a machine with two
 # GPUs (the numbers in docs/perf-notes.md, "CUDA backend: GEMM and collectives"): the GPU
 # tests of gemm/cublaslt and collective/nccl, configs/gemm.yaml on one GPU beside the torch
-# peer (kernels/gemm/cublaslt/torch_peer.py), configs/collectives-h200x2.yaml on two ranks.
+# peer (scripts/peers/gemm_torch.py), configs/collectives-h200x2.yaml on two ranks.
 # Usage: OUT=<folder> scripts/measure-cuda-backend.sh   (needs .deps from scripts/stage-deps.sh
 # where CLI11 is not installed)
 set -uo pipefail
@@ -32,7 +32,7 @@ stamp gemm
 "$B/bin/genbench" run configs/gemm.yaml -o "$OUT/gemm.h5" --force >>"$log" 2>&1
 sed -n '/^Summary/,$p' "$log" | tail -24
 stamp torch
-PYTHONUNBUFFERED=1 python3 kernels/gemm/cublaslt/torch_peer.py 4096 8192 2>&1 | tee -a "$log"
+PYTHONUNBUFFERED=1 python3 scripts/peers/gemm_torch.py 4096 8192 2>&1 | tee -a "$log"
 stamp collectives
 mpirun --allow-run-as-root -np 2 "$B/bin/genbench" run configs/collectives-h200x2.yaml -o "$OUT/coll.h5" --force >"$OUT/coll.txt" 2>&1
 sed -n '/^Summary/,$p' "$OUT/coll.txt" | cut -c1-150

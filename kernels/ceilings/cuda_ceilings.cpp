@@ -12,6 +12,7 @@
 #include "backend/ceilings.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/graph.h"
 #include "core/strings.h"
 #include "kernels/gemm/cublaslt/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
@@ -25,36 +26,6 @@ constexpr int kCopyReps = 5;
 constexpr std::int64_t kGemmSize = 8192;
 constexpr int kGemmReps = 10;
 constexpr int kGemmCandidates = 4;
-
-// Seconds of each of `reps` event-timed calls of body on stream (after one untimed call).
-template <typename F>
-std::vector<double> time_each(cudaStream_t st, int reps, F&& body) {
-  cudaEvent_t a = nullptr, b = nullptr;
-  GENBENCH_CHECK_CUDA(cudaEventCreate(&a));
-  const cudaError_t rc = cudaEventCreate(&b);
-  if (rc != cudaSuccess) cudaEventDestroy(a);
-  GENBENCH_CHECK_CUDA(rc);
-  std::vector<double> t;
-  try {
-    body();
-    for (int r = 0; r < reps; ++r) {
-      GENBENCH_CHECK_CUDA(cudaEventRecord(a, st));
-      body();
-      GENBENCH_CHECK_CUDA(cudaEventRecord(b, st));
-      GENBENCH_CHECK_CUDA(cudaEventSynchronize(b));
-      float ms = 0;
-      GENBENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(static_cast<double>(ms) * 1e-3);
-    }
-  } catch (...) {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    throw;
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return t;
-}
 
 }  // namespace
 
@@ -78,7 +49,7 @@ std::vector<Ceiling> measure_cuda_ceilings(Backend& backend) {
     }
     if (dst.get()) {
       GENBENCH_CHECK_CUDA(cudaMemsetAsync(src.get(), 1, bytes, st));
-      const auto t = time_each(st, kCopyReps, [&] {
+      const auto t = time_each_on_stream(st, kCopyReps, [&] {
         GENBENCH_CHECK_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st));
       });
       const double best = *std::min_element(t.begin(), t.end());
@@ -123,7 +94,7 @@ std::vector<Ceiling> measure_cuda_ceilings(Backend& backend) {
       cudaGetLastError();
       continue;  // no candidate runs: no ceiling for this type
     }
-    const auto times = time_each(st, kGemmReps, [&] { gemm.run(a.get(), b.get(), d.get(), st); });
+    const auto times = time_each_on_stream(st, kGemmReps, [&] { gemm.run(a.get(), b.get(), d.get(), st); });
     const double best = *std::min_element(times.begin(), times.end());
     out.push_back({0, std::string("gemm_") + dtype_name(t) + "_tflops", s.flops() / best / 1e12, "TFLOP/s",
                    strprintf("cuBLASLt %lld^3 TN, best of %d after choosing among %d candidates (%s)",

@@ -11,12 +11,13 @@ genbench, passed to SDPA as transposed views.
   python3 scripts/peers/attention_sdpa.py --shape 8,32,1024,1024,128 --dtype bf16
 """
 import argparse
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from torch_timing import median_seconds
 
 
 def flops(b, h, sq, sk, d, causal):
@@ -30,20 +31,7 @@ def flops(b, h, sq, sk, d, causal):
 
 
 def time_ms(fn, warmup=5, iters=30):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(iters):
-        a = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        e.record()
-        e.synchronize()
-        samples.append(a.elapsed_time(e))
-    return statistics.median(samples)
-
+    return 1e3 * median_seconds(fn, warmup, iters)
 
 def run(b, h, sq, sk, d, causal, dtype, backends):
     g = torch.Generator(device="cuda").manual_seed(0)

@@ -14,56 +14,47 @@ float collective_input(const CollectiveShape& s, std::uint64_t seed, int rank, s
   return static_cast<float>(1 + ((x >> 33) % 8));
 }
 
-std::vector<double> collective_expected(const CollectiveShape& s, std::uint64_t seed, int rank) {
-  const int n = s.world;
-  std::vector<double> out(static_cast<std::size_t>(s.recv_count));
-  auto reduce_at = [&](std::int64_t i) {
-    double acc = collective_input(s, seed, 0, i);
-    for (int r = 1; r < n; ++r) {
-      const double x = collective_input(s, seed, r, i);
-      switch (s.redop) {
-        case ReduceOp::sum:
-        case ReduceOp::avg: acc += x; break;
-        case ReduceOp::prod: acc *= x; break;
-        case ReduceOp::max: acc = std::max(acc, x); break;
-        case ReduceOp::min: acc = std::min(acc, x); break;
-      }
+namespace {
+
+double reduce_at(const CollectiveShape& s, std::uint64_t seed, std::int64_t i) {
+  double acc = collective_input(s, seed, 0, i);
+  for (int r = 1; r < s.world; ++r) {
+    const double x = collective_input(s, seed, r, i);
+    switch (s.redop) {
+      case ReduceOp::sum:
+      case ReduceOp::avg: acc += x; break;
+      case ReduceOp::prod: acc *= x; break;
+      case ReduceOp::max: acc = std::max(acc, x); break;
+      case ReduceOp::min: acc = std::min(acc, x); break;
     }
-    return s.redop == ReduceOp::avg ? acc / n : acc;
-  };
+  }
+  return s.redop == ReduceOp::avg ? acc / s.world : acc;
+}
+
+}  // namespace
+
+double collective_expected_at(const CollectiveShape& s, std::uint64_t seed, int rank, std::int64_t i) {
+  const int n = s.world;
   switch (s.kind) {
     case CollectiveKind::all_reduce:
-    case CollectiveKind::reduce:
-      for (std::int64_t i = 0; i < s.recv_count; ++i) out[static_cast<std::size_t>(i)] = reduce_at(i);
-      break;
-    case CollectiveKind::reduce_scatter:
-      for (std::int64_t i = 0; i < s.recv_count; ++i)
-        out[static_cast<std::size_t>(i)] = reduce_at(static_cast<std::int64_t>(rank) * s.recv_count + i);
-      break;
-    case CollectiveKind::all_gather: {
-      const std::int64_t chunk = s.send_count;
-      for (std::int64_t i = 0; i < s.recv_count; ++i)
-        out[static_cast<std::size_t>(i)] = collective_input(s, seed, static_cast<int>(i / chunk), i % chunk);
-      break;
-    }
+    case CollectiveKind::reduce: return reduce_at(s, seed, i);
+    case CollectiveKind::reduce_scatter: return reduce_at(s, seed, static_cast<std::int64_t>(rank) * s.recv_count + i);
+    case CollectiveKind::all_gather:
+      return collective_input(s, seed, static_cast<int>(i / s.send_count), i % s.send_count);
     case CollectiveKind::all_to_all: {
       // Chunk r of my output is chunk `rank` of rank r's input.
       const std::int64_t chunk = s.send_count / n;
-      for (std::int64_t i = 0; i < s.recv_count; ++i) {
-        const int from = static_cast<int>(i / chunk);
-        out[static_cast<std::size_t>(i)] = collective_input(s, seed, from, rank * chunk + i % chunk);
-      }
-      break;
+      return collective_input(s, seed, static_cast<int>(i / chunk), rank * chunk + i % chunk);
     }
-    case CollectiveKind::broadcast:
-      for (std::int64_t i = 0; i < s.recv_count; ++i) out[static_cast<std::size_t>(i)] = collective_input(s, seed, s.root, i);
-      break;
-    case CollectiveKind::send_recv: {
-      const int from = (rank - 1 + n) % n;  // ring: receive from the previous rank
-      for (std::int64_t i = 0; i < s.recv_count; ++i) out[static_cast<std::size_t>(i)] = collective_input(s, seed, from, i);
-      break;
-    }
+    case CollectiveKind::broadcast: return collective_input(s, seed, s.root, i);
+    case CollectiveKind::send_recv: return collective_input(s, seed, (rank - 1 + n) % n, i);  // ring
   }
+  return 0;
+}
+
+std::vector<double> collective_expected(const CollectiveShape& s, std::uint64_t seed, int rank) {
+  std::vector<double> out(static_cast<std::size_t>(s.recv_count));
+  for (std::int64_t i = 0; i < s.recv_count; ++i) out[static_cast<std::size_t>(i)] = collective_expected_at(s, seed, rank, i);
   return out;
 }
 

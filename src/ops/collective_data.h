@@ -14,6 +14,8 @@ float collective_input(const CollectiveShape& s, std::uint64_t seed, int rank, s
 // The result every rank should hold in its receive buffer (recv_count elements; for reduce
 // only the root's buffer is checked, for broadcast every rank's).
 std::vector<double> collective_expected(const CollectiveShape& s, std::uint64_t seed, int rank);
+// Element i of that result alone, for checking large buffers on sampled blocks.
+double collective_expected_at(const CollectiveShape& s, std::uint64_t seed, int rank, std::int64_t i);
 
 // Wrong elements of `got` against the expectation (avg is compared with a relative 1e-2
 // tolerance for fp8/fp16/bf16 and 1e-6 for fp32; everything else exactly).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cuda/graph.h"
 #include "core/error.h"
 #include "core/strings.h"
 
@@ -213,27 +214,8 @@ Validation DeviceAttentionCase::validate() {
     v.detail += "; graph replayed with a second set of lengths: " + v2.detail;
   }
   // Replay jitter: 21 replays, each timed alone.
-  cudaEvent_t a = nullptr, b = nullptr;
-  GENBENCH_CHECK_CUDA(cudaEventCreate(&a));
-  GENBENCH_CHECK_CUDA(cudaEventCreate(&b));
-  std::vector<float> ms;
-  try {
-    for (int r = 0; r < 21; ++r) {
-      GENBENCH_CHECK_CUDA(cudaEventRecord(a, stream()));
-      execute();
-      GENBENCH_CHECK_CUDA(cudaEventRecord(b, stream()));
-      GENBENCH_CHECK_CUDA(cudaEventSynchronize(b));
-      float t = 0;
-      GENBENCH_CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
-      ms.push_back(t);
-    }
-  } catch (...) {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    throw;
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  std::vector<double> ms = time_each_on_stream(stream(), 21, [&] { execute(); }, 0);
+  for (double& x : ms) x *= 1e3;
   std::sort(ms.begin(), ms.end());
   graph_note_ = strprintf("graph: %d capture(s)%s; 21 replays min %.1f us median %.1f us max %.1f us", captures_,
                           s_.varlen ? ", 2 length sets replayed without re-capture" : "", 1e3 * ms.front(),

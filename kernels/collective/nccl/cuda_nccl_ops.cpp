@@ -5,7 +5,6 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/convert.h"
-#include "kernels/collective/nccl/expected_at.h"
 #include "ops/collective_data.h"
 
 namespace genbench {

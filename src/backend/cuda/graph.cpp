@@ -42,13 +42,16 @@ int graph_iterations(double seconds_per_iteration, double target_s, int lo, int 
   return static_cast<int>(std::clamp(k, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
-double time_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body) {
+std::vector<double> time_each_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body,
+                                        int untimed) {
   cudaEvent_t a = nullptr, b = nullptr;
   GENBENCH_CHECK_CUDA(cudaEventCreate(&a));
-  GENBENCH_CHECK_CUDA(cudaEventCreate(&b));
+  const cudaError_t rc = cudaEventCreate(&b);
+  if (rc != cudaSuccess) cudaEventDestroy(a);
+  GENBENCH_CHECK_CUDA(rc);
   std::vector<double> t;
   try {
-    body();
+    for (int u = 0; u < untimed; ++u) body();
     for (int r = 0; r < reps; ++r) {
       GENBENCH_CHECK_CUDA(cudaEventRecord(a, stream));
       body();
@@ -56,7 +59,7 @@ double time_on_stream(cudaStream_t stream, int reps, const std::function<void()>
       GENBENCH_CHECK_CUDA(cudaEventSynchronize(b));
       float ms = 0;
       GENBENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms * 1e-3);
+      t.push_back(static_cast<double>(ms) * 1e-3);
     }
   } catch (...) {
     cudaEventDestroy(a);
@@ -65,6 +68,11 @@ double time_on_stream(cudaStream_t stream, int reps, const std::function<void()>
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+  return t;
+}
+
+double time_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body) {
+  std::vector<double> t = time_each_on_stream(stream, reps, body);
   if (t.empty()) return 0;
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

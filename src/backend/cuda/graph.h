@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <vector>
 
 namespace genbench {
 
@@ -30,8 +31,12 @@ class CapturedGraph {
 // Iterations per graph so one replay lasts at least target_s, clamped to [lo, hi].
 int graph_iterations(double seconds_per_iteration, double target_s, int lo, int hi);
 
-// Median seconds of one call of body (enqueued on stream), from `reps` event-timed calls
-// after one untimed call.
+// Seconds of each of `reps` event-timed calls of body (enqueued on stream), after
+// `untimed` calls that are not timed.
+std::vector<double> time_each_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body,
+                                        int untimed = 1);
+
+// Median seconds of one call of body, from `reps` event-timed calls after one untimed call.
 double time_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body);
 
 }  // namespace genbench

@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "backend/cuda/convert.h"
-#include "kernels/collective/nccl/expected_at.h"
 #include "ops/collective.h"
 #include "ops/collective_data.h"
 

@@ -3,26 +3,15 @@
 torch._int_mm (int8) on the same shapes and layout as configs/gemm.yaml (A m x k, B stored
 n x k, i.e. A @ B^T), random normal inputs, median of CUDA-event-timed calls.
 Prints one line per case: dtype, size, median seconds, TFLOP/s (TOP/s for int8)."""
-import statistics
 import sys
 
 import torch
 
+from torch_timing import median_seconds
+
 
 def bench(fn, warmup=5, reps=50):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
-    return statistics.median(times)
-
+    return median_seconds(fn, warmup, reps)
 
 def main():
     sizes = [int(s) for s in sys.argv[1:]] or [4096, 8192]

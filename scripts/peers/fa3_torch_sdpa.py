@@ -5,6 +5,8 @@ backends on the shapes of configs/fa3.yaml, timed with CUDA events (median of 30
 import sys
 
 import torch
+
+from torch_timing import median_seconds
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
@@ -17,20 +19,7 @@ SHAPES = [  # (dtype, d, seqlen, causal); hidden 2048, 16384 tokens
 
 
 def bench(fn, reps=30):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
-    ts.sort()
-    return ts[len(ts) // 2]
-
+    return median_seconds(fn, 5, reps)
 
 def main():
     print(f"device {torch.cuda.get_device_name()} torch {torch.__version__} cudnn {torch.backends.cudnn.version()}")
