@@ -48,6 +48,7 @@ std::uint64_t Config::fingerprint() const { return fnv1a64(text); }
 namespace {
 
 constexpr std::size_t kMaxPoints = 1000000;
+constexpr std::int64_t kMaxAxisValues = 10000;  // values one range may produce
 constexpr long long kMaxConfigBytes = 1 << 20;
 constexpr int kMaxDepth = 64;     // flow brackets or "- " entries nested on one line
 constexpr int kMaxIndent = 400;   // columns of leading indentation
@@ -149,18 +150,21 @@ class Parser {
     return t;
   }
 
+  void check_allowed(const AxisSpec& a, std::int64_t v, const YAML::Node& n) const {
+    if (a.allowed.empty() || std::find(a.allowed.begin(), a.allowed.end(), v) != a.allowed.end()) return;
+    std::vector<std::string> names;
+    for (auto x : a.allowed) names.push_back(std::to_string(x));
+    fail(n, strprintf("unsupported %s %lld (supported: %s)", a.name.c_str(), static_cast<long long>(v),
+                      join(names, ", ").c_str()));
+  }
+
   // One value of an axis, typed and range-checked.
   AxisValue axis_value(const AxisSpec& a, const YAML::Node& n) const {
     switch (a.type) {
       case AxisType::integer:
       case AxisType::size: {
         const std::int64_t v = integer(n, a.name, a.min, a.max, a.type == AxisType::size);
-        if (!a.allowed.empty() && std::find(a.allowed.begin(), a.allowed.end(), v) == a.allowed.end()) {
-          std::vector<std::string> names;
-          for (auto x : a.allowed) names.push_back(std::to_string(x));
-          fail(n, strprintf("unsupported %s %lld (supported: %s)", a.name.c_str(), static_cast<long long>(v),
-                            join(names, ", ").c_str()));
-        }
+        check_allowed(a, v, n);
         return v;
       }
       case AxisType::real:
@@ -201,17 +205,23 @@ class Parser {
       const std::int64_t from = integer(n["from"], "from", a.min, a.max, sz);
       const std::int64_t to = integer(n["to"], "to", a.min, a.max, sz);
       if (to < from) fail(n["to"], "range of '" + a.name + "': 'to' is below 'from'");
+      // from and to are in range, so every value between them is; only `allowed` remains.
       if (n["step"]) {
         const std::int64_t step = integer(n["step"], "step", 1, INT64_MAX, sz);
-        for (std::int64_t v = from; v <= to; v += step) {
-          out.push_back(axis_value(a, YAML::Node(std::to_string(v))));
-          if (out.size() > kMaxPoints || v > INT64_MAX - step) break;
+        if ((to - from) / step >= kMaxAxisValues)
+          fail(n, strprintf("range of '%s' has more than %lld values; use a larger step or a factor", a.name.c_str(),
+                            static_cast<long long>(kMaxAxisValues)));
+        for (std::int64_t v = from;; v += step) {
+          check_allowed(a, v, n);
+          out.emplace_back(v);
+          if (v > to - step) break;
         }
       } else {
         const std::int64_t factor = n["factor"] ? integer(n["factor"], "factor", 2, 1 << 20, false) : 2;
         if (from == 0) fail(n["from"], "a geometric range cannot start at 0");
         for (std::int64_t v = from; v <= to; v *= factor) {
-          out.push_back(axis_value(a, YAML::Node(std::to_string(v))));
+          check_allowed(a, v, n);
+          out.emplace_back(v);
           if (v > INT64_MAX / factor) break;
         }
       }
