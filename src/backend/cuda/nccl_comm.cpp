@@ -7,6 +7,7 @@
 
 #include "backend/cuda/check.h"
 #include "comm/comm.h"
+#include "core/watchdog.h"
 
 namespace genbench {
 
@@ -51,6 +52,14 @@ ncclComm_t nccl_comm_for(const Comm& comm, int ctas) {
     GENBENCH_CHECK_NCCL(ncclCommInitRank(&c, comm.size(), id, comm.rank()));
   }
   m.emplace(std::make_pair(&comm, ctas), c);
+  // On a job abort (watchdog deadline or a fatal error on this rank) abort the communicators
+  // first, so a rank stuck inside an NCCL kernel returns before the process is ended.
+  static const int hook = add_abort_hook("ncclCommAbort", [] {
+    auto& all = cache().comms;
+    for (auto& [k, cm] : all) ncclCommAbort(cm);
+    all.clear();
+  });
+  (void)hook;
   return c;
 }
 
