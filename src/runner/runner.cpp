@@ -146,9 +146,12 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
   std::printf("\nSummary (%s backend, %zu points) -> %s\n", backend.c_str(), rows.size(), path.c_str());
   std::printf("%-*s  %-*s  %-*s  %-11s  %10s  %s\n", int(wb), "benchmark", int(wi), "impl", int(ww), "point", "status",
               "median", "rate");
+  // Unsupported points (an implementation of another backend, a precision the card lacks)
+  // are counted, not listed: the file keeps each with its reason.
   std::map<std::string, int> counts;
   for (const auto& r : rows) {
     counts[r.status]++;
+    if (r.status == schema::kUnsupported) continue;
     std::printf("%-*s  %-*s  %-*.*s  %-11s  %10s  %s\n", int(wb), r.bench.c_str(), int(wi), r.impl.c_str(), int(ww),
                 int(ww), r.what.c_str(), r.status.c_str(),
                 r.status == schema::kOk ? format_seconds(r.median).c_str() : "-",
@@ -156,6 +159,8 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
   }
   std::string tally;
   for (const auto& [k, v] : counts) tally += strprintf("%s%d %s", tally.empty() ? "" : ", ", v, k.c_str());
+  if (counts.count(schema::kUnsupported))
+    tally += " (unsupported points are not listed above; the file and the progress lines give each reason)";
   std::printf("%s\n", tally.c_str());
   std::fflush(stdout);
 }
