@@ -283,6 +283,7 @@ class Parser {
         const std::string key = kv.first.Scalar();
         const std::size_t idx = b.op->axis_index(key);
         b.axis_values[idx] = axis_values(specs[idx], kv.second);
+        if (specs[idx].auto_all && kv.second.IsScalar() && kv.second.Scalar() == "auto") b.uses_auto = true;
       }
     }
     b.timing = n["timing"] ? timing(n["timing"], cfg.timing) : cfg.timing;

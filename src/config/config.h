@@ -23,6 +23,9 @@ struct BenchmarkConfig {
   // One list of values per op axis (op->axes() order); an axis absent from the config holds
   // its default.
   std::vector<std::vector<AxisValue>> axis_values;
+  // True when the config said `auto` for this axis: the points a card cannot run are then
+  // left out of the run (the card's own set), instead of being recorded as unsupported.
+  bool uses_auto = false;
   TimingPolicy timing;
   int line = 0;  // where the benchmark starts in the config, for messages
 };

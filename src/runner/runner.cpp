@@ -383,6 +383,13 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         reason = why2;
       }
       std::tie(sev, reason) = agree(comm, sev, reason);
+      if (sev == kSevUnsupported && b.uses_auto && impl) {
+        // `auto` means this card's own set: what it cannot run is not part of the run.
+        if (root && !opts.quiet)
+          std::printf("[%*zu/%zu] %s/%s  %s  left out of the auto set: %s\n", int(std::to_string(total).size()),
+                      counter, total, b.name.c_str(), p.impl.c_str(), b.op->describe(p).c_str(), reason.c_str());
+        continue;
+      }
 
       // Prepare: allocation failures are skips, anything else is a failure.
       if (sev == kSevOk) {

@@ -167,3 +167,29 @@ TEST(Runner, ResumeRefusesAnotherConfig) {
 
 }  // namespace
 }  // namespace genbench
+
+namespace genbench {
+namespace {
+
+TEST(Runner, AutoLeavesOutWhatTheDeviceCannotRun) {
+  const Comm& comm = test::comm();
+  std::string dir = comm.is_root() ? test::temp_dir() : "";
+  comm.broadcast(dir);
+  // Host: every precision runs, graph mode does not; with `auto` the graph points are not
+  // part of the run at all, instead of being recorded as unsupported.
+  const Config cfg = parse_config(
+      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {m: 8, n: 8, k: 8, dtype: auto,"
+      " mode: [eager, graph]}, timing: {warmup: 0, min_iterations: 1, max_iterations: 2, min_time: 0}}\n",
+      "auto.yaml");
+  RunOptions opts;
+  opts.output = dir + "/auto.h5";
+  opts.backend = "host";
+  opts.quiet = true;
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
+  if (comm.is_root()) {
+    EXPECT_EQ(rows(opts.output, "g"), 7);  // the seven precisions, eager only
+  }
+}
+
+}  // namespace
+}  // namespace genbench
