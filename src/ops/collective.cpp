@@ -19,6 +19,10 @@ E index_of(const std::vector<std::string>& names, const std::string& s) {
 
 const char* collective_name(CollectiveKind k) { return kKinds[static_cast<std::size_t>(k)].c_str(); }
 
+bool is_reduction(CollectiveKind k) {
+  return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce || k == CollectiveKind::reduce_scatter;
+}
+
 CollectiveShape CollectiveShape::from(const Point& p, int world_size) {
   namespace c = collective_axis;
   CollectiveShape s{};

@@ -36,6 +36,8 @@ struct CollectiveShape {
 };
 
 const char* collective_name(CollectiveKind k);
+// all_reduce, reduce and reduce_scatter combine values with the reduction op.
+bool is_reduction(CollectiveKind k);
 const Op& collective_op();
 
 }  // namespace genbench

@@ -60,8 +60,7 @@ std::vector<double> collective_expected(const CollectiveShape& s, std::uint64_t 
 
 std::int64_t count_wrong(const CollectiveShape& s, const std::vector<double>& expected, const std::vector<double>& got) {
   double tol = 0;
-  if (s.redop == ReduceOp::avg && (s.kind == CollectiveKind::all_reduce || s.kind == CollectiveKind::reduce ||
-                                   s.kind == CollectiveKind::reduce_scatter))
+  if (s.redop == ReduceOp::avg && is_reduction(s.kind))
     tol = s.dtype == DType::fp32 ? 1e-6 : 1e-2;
   std::int64_t wrong = static_cast<std::int64_t>(expected.size() > got.size() ? expected.size() - got.size() : 0);
   for (std::size_t i = 0; i < std::min(expected.size(), got.size()); ++i) {

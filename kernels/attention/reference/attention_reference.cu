@@ -9,6 +9,7 @@
 
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
+#include "kernels/attention/common/block_softmax.cuh"
 #include "kernels/registry.h"
 
 namespace genbench {
@@ -75,24 +76,7 @@ __global__ void __launch_bounds__(kThreads) attention_reference_kernel(RefParams
     l = l * expf(m - mn) + expf(s - mn);
     m = mn;
   }
-  for (int off = 16; off > 0; off >>= 1) {
-    const float mo = __shfl_xor_sync(0xffffffffu, m, off), lo = __shfl_xor_sync(0xffffffffu, l, off);
-    const float mn = fmaxf(m, mo);
-    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + lo * expf(mo - mn);
-    m = mn;
-  }
-  if ((tid & 31) == 0) {
-    red_m[tid >> 5] = m;
-    red_l[tid >> 5] = l;
-  }
-  __syncthreads();
-  m = -INFINITY;
-  l = 0.f;
-  for (int w = 0; w < kThreads / 32; ++w) {
-    const float mn = fmaxf(m, red_m[w]);
-    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + red_l[w] * expf(red_m[w] - mn);
-    m = mn;
-  }
+  block_max_sum<kThreads>(m, l, red_m, red_l);
 
   // Pass 2: O = sum_j softmax_j V_j, 128 keys at a time.
   float acc0 = 0.f, acc1 = 0.f;

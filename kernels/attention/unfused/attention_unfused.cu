@@ -12,6 +12,7 @@
 
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
+#include "kernels/attention/common/block_softmax.cuh"
 #include "kernels/registry.h"
 
 #define GENBENCH_UNFUSED_CHECK_CUBLAS(call)                                                        \
@@ -55,24 +56,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
     l = l * expf(m - mn) + expf(x - mn);
     m = mn;
   }
-  for (int off = 16; off > 0; off >>= 1) {
-    const float mo = __shfl_xor_sync(0xffffffffu, m, off), lo = __shfl_xor_sync(0xffffffffu, l, off);
-    const float mn = fmaxf(m, mo);
-    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + lo * expf(mo - mn);
-    m = mn;
-  }
-  if ((tid & 31) == 0) {
-    red_m[tid >> 5] = m;
-    red_l[tid >> 5] = l;
-  }
-  __syncthreads();
-  m = -INFINITY;
-  l = 0.f;
-  for (int w = 0; w < kSoftmaxThreads / 32; ++w) {
-    const float mn = fmaxf(m, red_m[w]);
-    l = (mn == -INFINITY) ? 0.f : l * expf(m - mn) + red_l[w] * expf(red_m[w] - mn);
-    m = mn;
-  }
+  block_max_sum<kSoftmaxThreads>(m, l, red_m, red_l);
   const float inv = l > 0.f ? 1.f / l : 0.f;
   for (int j = tid; j < seqlen_k; j += kSoftmaxThreads)
     prow[j] = float_to<T>(j < end ? expf(srow[j] - m) * inv : 0.f);

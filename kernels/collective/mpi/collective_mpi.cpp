@@ -14,10 +14,6 @@ namespace genbench {
 
 namespace {
 
-bool reduces(CollectiveKind k) {
-  return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce || k == CollectiveKind::reduce_scatter;
-}
-
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::prod: return MPI_PROD;
@@ -122,7 +118,7 @@ class CollectiveMpiCase final : public Case {
         break;
       }
     }
-    if (s_.redop == ReduceOp::avg && reduces(s_.kind) && (s_.kind != CollectiveKind::reduce || r == s_.root)) {
+    if (s_.redop == ReduceOp::avg && is_reduction(s_.kind) && (s_.kind != CollectiveKind::reduce || r == s_.root)) {
       float* out = recv_.as<float>();
       if (s_.dtype == DType::fp32)
         for (int i = 0; i < rc; ++i) out[i] /= static_cast<float>(n);
@@ -173,9 +169,9 @@ class CollectiveMpi final : public Implementation {
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = CollectiveShape::from(p, ctx.comm.size());
     if (s.graph) return "graph mode needs the cuda backend";
-    if (reduces(s.kind) && s.dtype != DType::fp32 && s.dtype != DType::int32)
+    if (is_reduction(s.kind) && s.dtype != DType::fp32 && s.dtype != DType::int32)
       return strprintf("MPI has no %s reduction", dtype_name(s.dtype));
-    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && reduces(s.kind)) return "avg of int32 is not defined";
+    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && is_reduction(s.kind)) return "avg of int32 is not defined";
     if (s.send_count > INT32_MAX || s.recv_count > INT32_MAX) return "more than 2^31 elements in one MPI call";
     return "";
   }

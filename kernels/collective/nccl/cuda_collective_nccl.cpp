@@ -37,10 +37,6 @@ namespace {
 
 constexpr double kGraphTargetSeconds = 200e-6;
 
-bool reduces(CollectiveKind k) {
-  return k == CollectiveKind::all_reduce || k == CollectiveKind::reduce || k == CollectiveKind::reduce_scatter;
-}
-
 bool nccl_has_fp8() { return nccl_version_code() >= 22400; }
 
 class NcclCase final : public Case {
@@ -135,12 +131,12 @@ class CollectiveNccl final : public Implementation {
       if (!nccl_has_fp8() || NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0))
         return "fp8 collectives need NCCL 2.24 or newer";
       const auto& prop = cuda_backend_of(ctx.backend).properties();
-      if (reduces(s.kind) && prop.major < 9) return "NCCL reduces fp8 only on compute capability 9.0 or newer";
+      if (is_reduction(s.kind) && prop.major < 9) return "NCCL reduces fp8 only on compute capability 9.0 or newer";
     }
     if (s.dtype != DType::fp32 && s.dtype != DType::fp16 && s.dtype != DType::bf16 && s.dtype != DType::int32 &&
         s.dtype != DType::fp8_e4m3 && s.dtype != DType::fp8_e5m2)
       return strprintf("NCCL has no %s type here", dtype_name(s.dtype));
-    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && reduces(s.kind))
+    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && is_reduction(s.kind))
       return "avg of int32 is not defined (integer division)";
     return "";
   }
