@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the attention work: build (90a), the attention GPU tests, genbench on
 # the peers' shapes and the table point, and torch SDPA on the same shapes, in one go.
-# Logs go to $OUT (or ./attention-device-out). Usage: scripts/peers/attention-device.sh [deadline seconds]
+# Logs go to $OUT (or ./attention-device-out). Usage: scripts/device/attention.sh [deadline seconds]
 # Stages that would start after the deadline are skipped (and say so).
 set -uo pipefail
 cd "$(dirname "$0")/../.."

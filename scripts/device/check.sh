@@ -4,7 +4,7 @@
 # sweep, and compute-sanitizer on our attention kernels. Each step has a time limit inside a
 # global budget (DEVICE_BUDGET_S, default 540 s). Logs and result files go to $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/device-check}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0

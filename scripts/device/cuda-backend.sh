@@ -3,10 +3,10 @@
 # GPUs (the numbers in docs/perf-notes.md, "CUDA backend: GEMM and collectives"): the GPU
 # tests of gemm/cublaslt and collective/nccl, configs/gemm.yaml on one GPU beside the torch
 # peer (scripts/peers/gemm_torch.py), configs/collectives-h200x2.yaml on two ranks.
-# Usage: OUT=<folder> scripts/measure-cuda-backend.sh   (needs .deps from scripts/stage-deps.sh
+# Usage: OUT=<folder> scripts/device/cuda-backend.sh   (needs .deps from scripts/stage-deps.sh
 # where CLI11 is not installed)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/measure}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
