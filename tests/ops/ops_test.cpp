@@ -7,18 +7,13 @@
 #include "ops/collective_data.h"
 #include "ops/dtype.h"
 #include "ops/gemm.h"
+#include "support/points.h"
 
 namespace genbench {
 namespace {
 
-Point default_point(const Op& op) {
-  Point p;
-  for (const auto& a : op.axes()) p.values.push_back(a.default_value);
-  return p;
-}
-
 TEST(Attention, FlopsFollowFlashAttentionConvention) {
-  Point p = default_point(attention_op());
+  Point p = test::point_with(attention_op(), "");
   namespace a = attention_axis;
   p.values[a::batch] = std::int64_t{2};
   p.values[a::heads] = std::int64_t{16};
@@ -40,7 +35,7 @@ TEST(Attention, FlopsFollowFlashAttentionConvention) {
 }
 
 TEST(Attention, TokensAndHiddenDeriveBatchAndHeads) {
-  Point p = default_point(attention_op());
+  Point p = test::point_with(attention_op(), "");
   namespace a = attention_axis;
   p.values[a::tokens] = std::int64_t{16384};
   p.values[a::hidden] = std::int64_t{2048};
@@ -57,7 +52,7 @@ TEST(Attention, TokensAndHiddenDeriveBatchAndHeads) {
 }
 
 TEST(Collective, SizesAndBusBandwidthFactorsFollowNcclTests) {
-  Point p = default_point(collective_op());
+  Point p = test::point_with(collective_op(), "");
   namespace c = collective_axis;
   p.values[c::bytes] = std::int64_t{1 << 20};
   p.values[c::collective] = std::string("all_reduce");
@@ -85,7 +80,7 @@ TEST(Collective, SizesAndBusBandwidthFactorsFollowNcclTests) {
 }
 
 TEST(Collective, ExpectedValuesAreExactIntegers) {
-  Point p = default_point(collective_op());
+  Point p = test::point_with(collective_op(), "");
   namespace c = collective_axis;
   p.values[c::bytes] = std::int64_t{4096};
   const auto s = CollectiveShape::from(p, 4);

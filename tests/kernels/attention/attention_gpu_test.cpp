@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "ops/attention.h"
 #include "ops/implementation.h"
+#include "support/points.h"
 #include "support/test_env.h"
 #ifdef GENBENCH_HAVE_CUDA
 #include "kernels/attention/common/attention_case.h"
@@ -23,16 +24,7 @@ struct Shape {
 };
 
 Point make_point(const std::string& impl, const std::map<std::string, AxisValue>& vals) {
-  const Op& op = attention_op();
-  Point p;
-  p.impl = impl;
-  for (const auto& a : op.axes()) p.values.push_back(a.default_value);
-  for (const auto& [k, v] : vals) {
-    const std::size_t i = op.axis_index(k);
-    EXPECT_LT(i, p.values.size()) << k;
-    p.values.at(i) = v;
-  }
-  return p;
+  return test::point_with(attention_op(), impl, vals);
 }
 
 class AttentionGpu : public ::testing::Test {

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "ops/attention.h"
 #include "ops/implementation.h"
+#include "support/points.h"
 #include "support/test_env.h"
 
 namespace genbench {
@@ -22,11 +23,7 @@ struct Fa3Shape {
 };
 
 Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false) {
-  const Op& op = attention_op();
-  Point p;
-  p.impl = "fa3";
-  for (const auto& a : op.axes()) p.values.push_back(a.default_value);
-  const std::map<std::string, AxisValue> vals = {{"batch", s.batch},
+  return test::point_with(attention_op(), "fa3", {{"batch", s.batch},
                                                  {"heads", s.heads},
                                                  {"heads_kv", s.heads_kv},
                                                  {"seqlen_q", s.sq},
@@ -34,9 +31,7 @@ Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtyp
                                                  {"head_dim", d},
                                                  {"causal", std::int64_t{causal}},
                                                  {"dtype", std::string(dtype)},
-                                                 {"mode", std::string(graph ? "graph" : "eager")}};
-  for (const auto& [k, v] : vals) p.values.at(op.axis_index(k)) = v;
-  return p;
+                                                 {"mode", std::string(graph ? "graph" : "eager")}});
 }
 
 class Fa3Gpu : public ::testing::Test {
