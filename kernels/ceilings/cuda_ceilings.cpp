@@ -14,7 +14,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/graph.h"
 #include "core/strings.h"
-#include "kernels/gemm/cublaslt/device_fill.h"
+#include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
 
 namespace genbench {

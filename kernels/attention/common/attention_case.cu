@@ -8,43 +8,12 @@
 
 #include "backend/cuda/graph.h"
 #include "core/error.h"
+#include "kernels/common/device_fill.h"
 #include "core/strings.h"
 
 namespace genbench::attention {
 
 namespace {
-
-__device__ std::uint64_t splitmix64_device(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// The formula of ops/fill.cpp's random_normal, evaluated on the device.
-__device__ float random_normal_device(std::uint64_t seed, std::uint64_t i) {
-  const std::uint64_t a = splitmix64_device(seed ^ splitmix64_device(2 * i));
-  const std::uint64_t b = splitmix64_device(seed ^ splitmix64_device(2 * i + 1));
-  const double ua = (static_cast<double>(a >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-  const double ub = (static_cast<double>(b >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-  return static_cast<float>(sqrt(-2.0 * log(ua)) * cos(6.283185307179586 * ub));
-}
-
-template <typename T>
-__device__ T from_float(float x);
-template <>
-__device__ float from_float<float>(float x) { return x; }
-template <>
-__device__ __half from_float<__half>(float x) { return __float2half_rn(x); }
-template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-
-template <typename T>
-__global__ void fill_normal_kernel(T* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    p[i] = from_float<T>(random_normal_device(seed, i));
-}
 
 std::vector<int> cumulative(const std::vector<std::int64_t>& lens) {
   std::vector<int> cu(lens.size() + 1, 0);
@@ -53,18 +22,6 @@ std::vector<int> cumulative(const std::vector<std::int64_t>& lens) {
 }
 
 }  // namespace
-
-void fill_normal_device(void* p, DType t, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(65536, (n + 255) / 256));
-  if (n == 0) return;
-  switch (t) {
-    case DType::fp32: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<float*>(p), n, seed); break;
-    case DType::fp16: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<__half*>(p), n, seed); break;
-    case DType::bf16: fill_normal_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), n, seed); break;
-    default: throw Error(std::string("attention inputs: no device fill for ") + dtype_name(t));
-  }
-  GENBENCH_CHECK_LAUNCH();
-}
 
 std::vector<float> download_as_float(const void* p, DType t, std::size_t n) {
   std::vector<float> out(n);
@@ -102,9 +59,9 @@ DeviceAttentionCase::DeviceAttentionCase(const AttentionShape& s, Context& ctx)
   lse_ = ctx.backend.allocate(static_cast<std::size_t>(rows_q_ * s.heads) * sizeof(float));
   cu_q_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
   cu_k_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
-  fill_normal_device(q_.get(), s.dtype, n_q, seed_ + 1, stream());
-  fill_normal_device(k_.get(), s.dtype, n_kv, seed_ + 2, stream());
-  fill_normal_device(v_.get(), s.dtype, n_kv, seed_ + 3, stream());
+  fill_normal_device(q_.get(), static_cast<std::int64_t>(n_q), seed_ + 1, s.dtype, 1.0f, stream());
+  fill_normal_device(k_.get(), static_cast<std::int64_t>(n_kv), seed_ + 2, s.dtype, 1.0f, stream());
+  fill_normal_device(v_.get(), static_cast<std::int64_t>(n_kv), seed_ + 3, s.dtype, 1.0f, stream());
   set_lengths(s.lengths_q(), s.lengths_k());
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
 }

@@ -67,8 +67,6 @@ class DeviceAttentionCase : public Case {
   std::string graph_note_, graph_short_;  // capture count and replay jitter (long, and for variant())
 };
 
-// Fills n elements of dtype t at p with round_to(t, random_normal(seed, i)) on the device.
-void fill_normal_device(void* p, DType t, std::size_t n, std::uint64_t seed, cudaStream_t stream);
 // Converts n device elements of dtype t to host floats.
 std::vector<float> download_as_float(const void* p, DType t, std::size_t n);
 

@@ -35,7 +35,7 @@
 #include "core/strings.h"
 #include "kernels/collective/nccl/device_fill.h"
 #include "kernels/collective/nccl/nccl_ops.h"
-#include "kernels/gemm/cublaslt/device_fill.h"
+#include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
 #include "kernels/registry.h"
 #include "ops/implementation.h"

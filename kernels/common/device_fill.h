@@ -1,5 +1,5 @@
 #pragma once
-// Device-side fills for the cuBLASLt GEMM: the same counter-based normal(0, 1) stream as
+// Device-side input fills for every CUDA implementation: the same counter-based normal(0, 1) stream as
 // ops/fill.h (splitmix64 + Box-Muller), rounded to the element type on the GPU, so large
 // operands need no host generation or transfer.
 #include <cuda_runtime.h>

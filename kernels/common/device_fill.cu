@@ -1,4 +1,4 @@
-#include "kernels/gemm/cublaslt/device_fill.h"
+#include "kernels/common/device_fill.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
