@@ -1,5 +1,6 @@
 // attention/fa3 on the cuda backend: the Implementation around the sm_90a kernel of
 // fa3_sm90.cu. Inputs, graph mode and validation come from kernels/attention/common.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -24,13 +25,18 @@ bool pingpong_enabled() {
 }
 
 fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
-                        const DeviceBuffer& o, const DeviceBuffer& lse) {
+                        const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
+                        const DeviceBuffer& cu_k) {
   fa3::Problem p;
   p.q = q.get();
   p.k = k.get();
   p.v = v.get();
   p.o = o.get();
   p.lse = lse.as<float>();
+  if (s.varlen) {
+    p.cu_q = cu_q.as<int>();
+    p.cu_k = cu_k.as<int>();
+  }
   p.batch = static_cast<int>(s.batch);
   p.heads = static_cast<int>(s.heads);
   p.heads_kv = static_cast<int>(s.heads_kv);
@@ -47,7 +53,7 @@ fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const De
 class Fa3Case final : public attention::DeviceAttentionCase {
  public:
   Fa3Case(const AttentionShape& s, Context& ctx)
-      : DeviceAttentionCase(s, ctx), launcher_(problem_of(s, q_, k_, v_, o_, lse_)) {}
+      : DeviceAttentionCase(s, ctx), launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_)) {}
 
  protected:
   void launch(cudaStream_t stream) override { launcher_.launch(stream); }
@@ -75,10 +81,10 @@ class Fa3 final : public Implementation {
       return strprintf("fa3 supports fp16 and bf16, not %s", dtype_name(s.dtype));
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
       return strprintf("fa3 supports head_dim 64, 128 and 256, not %lld", static_cast<long long>(s.head_dim));
-    if (s.varlen) return "fa3 does not implement varlen";
     if (s.batch > 65535) return "fa3: batch over 65535 (grid z limit)";
     if (s.heads > 65535) return "fa3: heads over 65535 (grid y limit)";
-    if (s.seqlen_q > (1 << 30) || s.seqlen_k > (1 << 30)) return "fa3: sequence longer than 2^30";
+    if (s.batch * s.seqlen_q >= (std::int64_t{1} << 31) || s.batch * s.seqlen_k >= (std::int64_t{1} << 31))
+      return "fa3: more than 2^31 rows";
     return fa3::build_support();
   }
 

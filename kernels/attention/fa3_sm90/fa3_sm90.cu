@@ -24,12 +24,13 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <mutex>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "kernels/attention/fa3_sm90/fa3_device.cuh"
 #include "kernels/common/sm90_ptx.cuh"
+#include "kernels/common/tma_map.h"
 
 namespace genbench::fa3 {
 
@@ -42,7 +43,10 @@ constexpr int kStages = 2;
 struct KernelParams {
   void* o;
   float* lse;
-  int heads, group, seqlen_q, seqlen_k, num_m_blocks;
+  const int* cu_q;  // varlen: cumulative lengths (batch + 1) in device memory, else nullptr
+  const int* cu_k;
+  long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
+  int heads, group, seqlen_q, seqlen_k, num_m_blocks;  // varlen: seqlen_* are the maxima
   float scale, scale_log2;
   int causal, pingpong;
 };
@@ -68,12 +72,6 @@ struct Layout {
 
 constexpr int kProducerRegs = 24;   // after setmaxnreg: 128 x 24 + 256 x 240 <= 64K registers
 constexpr int kConsumerRegs = 240;
-
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 template <bool kBF16>
 __device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
@@ -111,20 +109,6 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t 
   sm90::wgmma_commit();
 }
 
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&x)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) sm90::reg_fence(x[i]);
-}
-
-template <int N>
-__device__ __forceinline__ void fence_frag(std::uint32_t (&x)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) sm90::reg_fence(x[i][j]);
-}
-
 #endif  // GENBENCH_SM90A_ENABLED
 
 template <int D, int BN, bool kBF16>
@@ -142,12 +126,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   // full_k[s] = bar_q + 8 + 8s, empty_k[s] = +24 + 8s, full_v[s] = +40 + 8s, empty_v[s] = +56 + 8s
   const std::uint32_t full_k = bar_q + 8, empty_k = bar_q + 24, full_v = bar_q + 40, empty_v = bar_q + 56;
 
-  const int m_block = p.num_m_blocks - 1 - static_cast<int>(blockIdx.x);  // longest causal rows first
   const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
+  // This sequence's rows: varlen reads its start and length from device memory (so one
+  // captured launch serves any set of lengths up to the maxima that sized the grid) and
+  // addresses the packed tensors as one sequence (TMA batch coordinate 0).
+  int seqlen_q = p.seqlen_q, seqlen_k = p.seqlen_k, start_q = 0, start_k = 0, tma_b = b;
+  if (p.cu_q) {
+    start_q = p.cu_q[b];
+    seqlen_q = p.cu_q[b + 1] - start_q;
+    start_k = p.cu_k[b];
+    seqlen_k = p.cu_k[b + 1] - start_k;
+    tma_b = 0;
+  }
+  const int m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
+  if (static_cast<int>(blockIdx.x) >= m_blocks) return;  // a shorter sequence of a varlen batch
+  const int m_block = m_blocks - 1 - static_cast<int>(blockIdx.x);  // longest causal rows first
   const int row0 = m_block * kBlockM;
-  const int row_last = min(p.seqlen_q, row0 + kBlockM) - 1;
-  const int diag = p.seqlen_k - p.seqlen_q;  // causal: row i sees keys j <= i + diag
-  const int key_end = p.causal ? min(p.seqlen_k, max(0, row_last + diag + 1)) : p.seqlen_k;
+  const int row_last = min(seqlen_q, row0 + kBlockM) - 1;
+  const int diag = seqlen_k - seqlen_q;  // causal: row i sees keys j <= i + diag
+  const int key_end = p.causal ? min(seqlen_k, max(0, row_last + diag + 1)) : seqlen_k;
   const int n_blocks = (key_end + BN - 1) / BN;
 
   if (threadIdx.x == 0) {
@@ -173,7 +170,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::prefetch_tensormap(&tm_v);
       sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
 #pragma unroll
-      for (int c = 0; c < L::kChunks; ++c) sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, h, row0, b);
+      for (int c = 0; c < L::kChunks; ++c) sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, h, start_q + row0, tma_b);
       for (int it = 0; it < n_blocks; ++it) {
         const int n = n_blocks - 1 - it, s = it & 1;
         const std::uint32_t phase = (it >> 1) & 1;
@@ -181,12 +178,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk, n * BN, b);
+          sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk, start_k + n * BN, tma_b);
         sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
         sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk, n * BN, b);
+          sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk, start_k + n * BN, tma_b);
       }
     }
     return;
@@ -198,10 +195,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
   const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
   const int row_a = row0 + cw * 64 + rl_a, row_b = row_a + 8;
-  const int lim_a = p.causal ? min(p.seqlen_k, row_a + diag + 1) : p.seqlen_k;  // keys [0, lim) visible
-  const int lim_b = p.causal ? min(p.seqlen_k, row_b + diag + 1) : p.seqlen_k;
-  // Smallest limit of the CTA tile: blocks ending beyond it need the mask.
-  const int mask_from = p.causal ? min(p.seqlen_k, row0 + diag + 1) : p.seqlen_k;
+  const int lim_a = p.causal ? min(seqlen_k, row_a + diag + 1) : seqlen_k;  // keys [0, lim) visible
+  const int lim_b = p.causal ? min(seqlen_k, row_b + diag + 1) : seqlen_k;
+  // Smallest limit of the CTA tile: blocks ending beyond it need the mask (this also masks
+  // the keys of the next packed sequence that a varlen tail tile loads).
+  const int mask_from = p.causal ? min(seqlen_k, row0 + diag + 1) : seqlen_k;
   const std::uint32_t q_base = s_q + cw * 64 * 128;
   const float sl2 = p.scale_log2;
   const float kNegInf = -INFINITY;
@@ -365,21 +363,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   sm90::named_barrier_sync(1 + cw, 128);
   constexpr int kUnitsPerRow = D / 8;
   unsigned char* o_base = static_cast<unsigned char*>(p.o);
+  const std::int64_t o_row0 = p.cu_q ? start_q : static_cast<std::int64_t>(b) * p.seqlen_q;  // row 0 of the sequence
 #pragma unroll 4
   for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
     const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
     const int row = row0 + cw * 64 + r;
     const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
                                                       (((cu % 8) ^ (r & 7)) << 4));
-    if (row < p.seqlen_q) {
-      const std::int64_t idx = ((static_cast<std::int64_t>(b) * p.seqlen_q + row) * p.heads + h) * D + cu * 8;
+    if (row < seqlen_q) {
+      const std::int64_t idx = ((o_row0 + row) * p.heads + h) * D + cu * 8;
       *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
     }
   }
   if (lane % 4 == 0) {
-    const std::int64_t lse_row = (static_cast<std::int64_t>(b) * p.heads + h) * p.seqlen_q;
-    if (row_a < p.seqlen_q) p.lse[lse_row + row_a] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
-    if (row_b < p.seqlen_q) p.lse[lse_row + row_b] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
+    const std::int64_t lse_row = p.cu_q ? h * p.lse_head_stride + start_q
+                                        : (static_cast<std::int64_t>(b) * p.heads + h) * p.seqlen_q;
+    if (row_a < seqlen_q) p.lse[lse_row + row_a] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
+    if (row_b < seqlen_q) p.lse[lse_row + row_b] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
   }
 #endif  // GENBENCH_SM90A_ENABLED
 }
@@ -391,39 +391,15 @@ constexpr int block_n() {
   return D == 256 ? 80 : 128;
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiled encode_fn() {
-  static EncodeTiled fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<EncodeTiled>(ptr);
-  });
-  if (!fn) throw Error("fa3: the driver does not provide cuTensorMapEncodeTiled");
-  return fn;
-}
-
 // [batch, seq, heads, d] as a 4-D map (d innermost), box 64 x 1 x rows x 1, 128-byte swizzle.
+// Varlen tensors are mapped as one packed sequence (batch 1, seq = all rows).
 CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads, int d, int box_rows) {
-  CUtensorMap m{};
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(heads),
-                              static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(batch)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(d) * 2, static_cast<cuuint64_t>(heads) * d * 2,
-                                 static_cast<cuuint64_t>(seq) * heads * d * 2};
-  const cuuint32_t box[4] = {64, 1, static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t elem[4] = {1, 1, 1, 1};
-  const CUresult r = encode_fn()(&m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                                 const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw Error(strprintf("fa3: cuTensorMapEncodeTiled failed (CUresult %d)", static_cast<int>(r)));
-  return m;
+  const auto row = static_cast<std::uint64_t>(heads) * d * 2;
+  return make_tma_map("fa3", bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
+                      {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),
+                       static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
+                      {static_cast<std::uint64_t>(d) * 2, row, static_cast<std::uint64_t>(seq) * row},
+                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
 }
 
 // Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
@@ -442,6 +418,9 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   KernelParams kp{};
   kp.o = pr.o;
   kp.lse = pr.lse;
+  kp.cu_q = pr.cu_q;
+  kp.cu_k = pr.cu_k;
+  kp.lse_head_stride = static_cast<long long>(pr.batch) * pr.seqlen_q;
   kp.heads = pr.heads;
   kp.group = pr.heads / pr.heads_kv;
   kp.seqlen_q = pr.seqlen_q;
@@ -503,15 +482,20 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     default: throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
   }
   dispatch(p.head_dim, bn_, p.bf16, SetSmem{});
-  tq_ = make_map(p.q, p.bf16, p.batch, p.seqlen_q, p.heads, p.head_dim, kBlockM);
-  tk_ = make_map(p.k, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
-  tv_ = make_map(p.v, p.bf16, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
+  if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
+  const bool packed = p.cu_q != nullptr;
+  const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
+            rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
+  tq_ = make_map(p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, kBlockM);
+  tk_ = make_map(p.k, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
+  tv_ = make_map(p.v, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
 }
 
 void Launcher::launch(cudaStream_t stream) const { dispatch(p_.head_dim, bn_, p_.bf16, Launch{p_, tq_, tk_, tv_, stream}); }
 
 std::string Launcher::variant() const {
-  return strprintf("m%dn%dd%d-ws3-kv2%s", kBlockM, bn_, p_.head_dim, p_.pingpong ? "-pingpong" : "");
+  return strprintf("m%dn%dd%d-ws3-kv2%s%s", kBlockM, bn_, p_.head_dim, p_.pingpong ? "-pingpong" : "",
+                   p_.cu_q ? " varlen" : "");
 }
 
 }  // namespace genbench::fa3
