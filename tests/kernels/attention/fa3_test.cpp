@@ -10,6 +10,9 @@
 #include <string>
 
 #include "backend/backend.h"
+#ifdef GENBENCH_HAVE_CUDA
+#include "kernels/attention/common/attention_case.h"
+#endif
 #include "ops/attention.h"
 #include "ops/implementation.h"
 #include "support/points.h"
@@ -22,7 +25,8 @@ struct Fa3Shape {
   std::int64_t batch, heads, heads_kv, sq, sk;
 };
 
-Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false) {
+Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false,
+                bool varlen = false) {
   return test::point_with(attention_op(), "fa3", {{"batch", s.batch},
                                                  {"heads", s.heads},
                                                  {"heads_kv", s.heads_kv},
@@ -31,7 +35,8 @@ Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtyp
                                                  {"head_dim", d},
                                                  {"causal", std::int64_t{causal}},
                                                  {"dtype", std::string(dtype)},
-                                                 {"mode", std::string(graph ? "graph" : "eager")}});
+                                                 {"mode", std::string(graph ? "graph" : "eager")},
+                                                 {"varlen", std::int64_t{varlen}}});
 }
 
 class Fa3Gpu : public ::testing::Test {
@@ -51,13 +56,18 @@ class Fa3Gpu : public ::testing::Test {
     if (!hopper_) GTEST_SKIP() << "fa3 needs a compute capability 9.0 device";
   }
 
-  void check(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false) {
+  // Validates one point (poisoned outputs, double reference) and runs it once more; returns
+  // the case for further checks.
+  std::unique_ptr<Case> check(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false,
+                              bool varlen = false) {
     const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
-    ASSERT_NE(im, nullptr);
-    const Point p = fa3_point(s, d, causal, dtype, graph);
+    EXPECT_NE(im, nullptr);
+    if (!im) return nullptr;
+    const Point p = fa3_point(s, d, causal, dtype, graph, varlen);
     Context ctx{*backend_, test::comm(), 777 + seed_++};
     const std::string why = im->can_implement(p, ctx);
-    ASSERT_EQ(why, "") << attention_op().describe(p);
+    EXPECT_EQ(why, "") << attention_op().describe(p);
+    if (!why.empty()) return nullptr;
     auto c = im->prepare(p, ctx);
     const Validation v = c->validate();
     std::printf("  %s [%s]: %s\n", attention_op().describe(p).c_str(), c->variant().c_str(), v.detail.c_str());
@@ -66,6 +76,7 @@ class Fa3Gpu : public ::testing::Test {
     EXPECT_FALSE(c->variant().empty());
     c->run();
     backend_->synchronize();
+    return c;
   }
 
   static Backend* backend_;
@@ -119,6 +130,42 @@ TEST_F(Fa3Gpu, HeadDim256) {
 }
 
 TEST_F(Fa3Gpu, GraphMode) { check({2, 4, 4, 1000, 1000}, 128, true, "bf16", true); }
+
+// Packed variable-length batches: lengths drawn in [seqlen/2, seqlen] per sequence, tails that
+// are not tile multiples, tiles that load rows of the next sequence (masked, not stored).
+TEST_F(Fa3Gpu, VarlenPackedBatches) {
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      check({5, 4, 2, 1000, 1000}, d, causal, "bf16", false, true);
+      check({3, 4, 4, 301, 777}, d, causal, "fp16", false, true);
+      check({4, 2, 2, 777, 301}, d, causal, "bf16", false, true);
+    }
+  check({64, 2, 1, 17, 17}, 128, true, "bf16", false, true);
+}
+
+#ifdef GENBENCH_HAVE_CUDA
+// One captured graph serves new sets of lengths (read from device memory) without re-capture.
+TEST_F(Fa3Gpu, VarlenGraphServesNewLengthsWithoutRecapture) {
+  for (bool causal : {false, true}) {
+    auto c = check({6, 4, 2, 900, 900}, 128, causal, "bf16", true, true);
+    ASSERT_NE(c, nullptr);
+    auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c.get());
+    ASSERT_NE(dc, nullptr);
+    EXPECT_EQ(dc->graph_captures(), 1);
+    EXPECT_NE(c->variant().find("g:1cap+2len"), std::string::npos) << c->variant();
+    EXPECT_LE(c->variant().size(), 64u) << c->variant();  // the result file's variant column
+    const AttentionShape& s = dc->shape();
+    dc->set_lengths(s.lengths_q(2), s.lengths_k(2));
+    dc->poison_outputs();
+    dc->execute();
+    const Validation v = dc->check_outputs();
+    EXPECT_TRUE(v.ok) << v.detail;
+    EXPECT_EQ(dc->graph_captures(), 1);
+    dc->poison_outputs();  // poisoned and not executed: the check must see unwritten outputs
+    EXPECT_FALSE(dc->check_outputs().ok);
+  }
+}
+#endif
 
 TEST_F(Fa3Gpu, RefusesOtherDtypes) {
   const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
