@@ -13,7 +13,8 @@ import torch.nn.functional as F
 SHAPES = [  # (dtype, d, seqlen, causal); hidden 2048, 16384 tokens
     ("bf16", 128, 512, False), ("bf16", 128, 2048, False), ("bf16", 128, 8192, False), ("bf16", 128, 16384, False),
     ("bf16", 128, 512, True), ("bf16", 128, 2048, True), ("bf16", 128, 8192, True), ("bf16", 128, 16384, True),
-    ("bf16", 64, 16384, False), ("bf16", 64, 16384, True), ("bf16", 256, 16384, False), ("bf16", 256, 16384, True),
+    ("bf16", 64, 512, False), ("bf16", 64, 2048, False), ("bf16", 64, 8192, False), ("bf16", 64, 16384, False),
+    ("bf16", 64, 512, True), ("bf16", 64, 2048, True), ("bf16", 64, 8192, True), ("bf16", 64, 16384, True), ("bf16", 256, 16384, False), ("bf16", 256, 16384, True),
     ("fp16", 128, 16384, False), ("fp16", 128, 16384, True),
 ]
 

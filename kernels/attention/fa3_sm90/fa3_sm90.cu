@@ -1,20 +1,23 @@
 // fa3: FlashAttention-3-style forward for Hopper (sm_90a).
 //
-// One CTA computes 128 query rows of one (batch, head) against all visible keys:
+// One CTA computes 64 C query rows of one (batch, head) against all visible keys (C = 2
+// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more):
 //   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of Q once and of K/V
 //     tiles into a 2-stage ring, each stage completing on its own "full" mbarrier and
 //     recycled when the consumers arrive on its "empty" mbarrier;
-//   warpgroups 1 and 2 (consumers, 240 registers): 64 query rows each. Per key block j:
+//   warpgroups 1 .. C (consumers, 240 registers, 160 when C = 3): 64 query rows each. Per
+//     key block j:
 //     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
 //     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
 //     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
 //     through the descriptor). Issue order overlaps the softmax of block j with the PV
-//     product of block j-1 (intra-warpgroup overlap), and with ping-pong on, the two
-//     consumer warpgroups take turns issuing their GEMMs (named barriers 3 and 4) so one
-//     warpgroup's softmax runs under the other's GEMMs.
+//     product of block j-1 (intra-warpgroup overlap), and with ping-pong on, the consumer
+//     warpgroups take turns issuing their GEMMs (a ring of named barriers) so one
+//     warpgroup's softmax runs under another's GEMMs.
 // Key blocks are visited from the last to the first, so the blocks that need masking (the
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
-// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill and not stored.
+// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
+// next packed sequence's rows) and not stored.
 // Epilogue: O normalised, staged through the warpgroup's own Q tile in shared memory and
 // written with 16-byte stores; LSE = max * scale + log(sum), -inf (and O = 0) for rows that
 // see no key.
@@ -24,6 +27,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
@@ -36,8 +40,6 @@ namespace genbench::fa3 {
 
 namespace {
 
-constexpr int kThreads = 384;  // 3 warpgroups
-constexpr int kBlockM = 128;   // query rows per CTA (64 per consumer warpgroup)
 constexpr int kStages = 2;
 
 struct KernelParams {
@@ -51,10 +53,19 @@ struct KernelParams {
   int causal, pingpong;
 };
 
-// Shared memory: Q [D/64 chunks][128 rows][64], K and V stages [D/64][BN][64] each, then the
+// One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
+// (block of 64 C rows) beside the producer warpgroup.
+// Shared memory: Q [D/64 chunks][64 C rows][64], K and V stages [D/64][BN][64] each, then the
 // mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
-template <int D, int BN>
+template <int D, int BN, int C>
 struct Layout {
+  static constexpr int kConsumers = C;
+  static constexpr int kBlockM = 64 * C;
+  static constexpr int kThreads = 128 * (C + 1);
+  // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
+  static constexpr int kProducerRegs = 24;
+  static constexpr int kConsumerRegs = C == 2 ? 240 : 160;
+  static_assert(128 * kProducerRegs + 128 * C * kConsumerRegs <= 65536, "register file over budget");
   static constexpr int kChunks = D / 64;
   static constexpr int kQBytes = kBlockM * D * 2;
   static constexpr int kKVBytes = BN * D * 2;
@@ -70,8 +81,6 @@ struct Layout {
 
 #ifdef GENBENCH_SM90A_ENABLED
 
-constexpr int kProducerRegs = 24;   // after setmaxnreg: 128 x 24 + 256 x 240 <= 64K registers
-constexpr int kConsumerRegs = 240;
 
 template <bool kBF16>
 __device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
@@ -84,13 +93,13 @@ __device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
   }
 }
 
-// S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group.
-template <int D, int BN, bool kBF16>
+// S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows).
+template <int D, int BN, int BM, bool kBF16>
 __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    const std::uint32_t a = q_base + (kk / 4) * (kBlockM * 128) + (kk % 4) * 32;
+    const std::uint32_t a = q_base + (kk / 4) * (BM * 128) + (kk % 4) * 32;
     const std::uint32_t b = k_base + (kk / 4) * (BN * 128) + (kk % 4) * 32;
     sm90::wgmma_ss<BN, kBF16>(s, sm90::make_desc_sw128(a, 16, 1024), sm90::make_desc_sw128(b, 16, 1024),
                               kk > 0 ? 1 : 0);
@@ -111,12 +120,13 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t 
 
 #endif  // GENBENCH_SM90A_ENABLED
 
-template <int D, int BN, bool kBF16>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int D, int BN, int C, bool kBF16>
+__global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                    const __grid_constant__ CUtensorMap tm_v, const KernelParams p) {
 #ifdef GENBENCH_SM90A_ENABLED
-  using L = Layout<D, BN>;
+  using L = Layout<D, BN, C>;
+  constexpr int kBlockM = L::kBlockM;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t raw = sm90::smem_addr(smem_raw);
   const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
@@ -153,8 +163,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(full_k + 8 * s, 1);
       sm90::mbar_init(full_v + 8 * s, 1);
-      sm90::mbar_init(empty_k + 8 * s, 8);  // one arrival per consumer warp
-      sm90::mbar_init(empty_v + 8 * s, 8);
+      sm90::mbar_init(empty_k + 8 * s, 4 * C);  // one arrival per consumer warp
+      sm90::mbar_init(empty_v + 8 * s, 4 * C);
     }
     sm90::fence_barrier_init();
   }
@@ -163,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   if (wg == 0) {
     // ---------------------------------------------------------------- producer
-    sm90::setmaxnreg_dec<kProducerRegs>();
+    sm90::setmaxnreg_dec<L::kProducerRegs>();
     if (threadIdx.x == 0 && n_blocks > 0) {
       sm90::prefetch_tensormap(&tm_q);
       sm90::prefetch_tensormap(&tm_k);
@@ -190,8 +200,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // ------------------------------------------------------------------ consumers
-  sm90::setmaxnreg_inc<kConsumerRegs>();
-  const int cw = wg - 1;  // consumer warpgroup 0 or 1
+  sm90::setmaxnreg_inc<L::kConsumerRegs>();
+  const int cw = wg - 1;  // consumer warpgroup 0 .. C - 1
   const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
   const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
   const int row_a = row0 + cw * 64 + rl_a, row_b = row_a + 8;
@@ -212,13 +222,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   float m_a = kNegInf, m_b = kNegInf, l_a = 0.f, l_b = 0.f, corr_a = 1.f, corr_b = 1.f;
 
   const bool pingpong = p.pingpong != 0;
-  // Turn-taking: consumer cw waits on barrier 3 + cw, then signals 3 + (1 - cw). The second
-  // warpgroup skips its signal in its last round so no arrival is left pending at exit.
+  // Turn-taking in a ring: consumer cw waits on named barrier kTurn + cw, then signals the
+  // next consumer's. Barriers 1 .. C are the consumers' epilogue barriers. The last consumer
+  // skips its signal in its last round so no arrival is left pending at exit.
+  constexpr int kTurn = 1 + C;
   auto turn_wait = [&]() {
-    if (pingpong) sm90::named_barrier_sync(3 + cw, 256);
+    if (pingpong) sm90::named_barrier_sync(kTurn + cw, 256);
   };
   auto turn_pass = [&](bool last) {
-    if (pingpong && !(last && cw == 1)) sm90::named_barrier_arrive(3 + (1 - cw), 256);
+    if (pingpong && !(last && cw == C - 1)) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
   };
 
   auto release = [&](std::uint32_t bar) {
@@ -290,12 +302,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (n_blocks > 0) {
     sm90::mbar_wait(bar_q, 0);
-    if (pingpong && cw == 0) sm90::named_barrier_arrive(3, 256);  // the first turn is consumer 0's
+    if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);  // the first turn is consumer 0's
 
     // Block n_blocks - 1: QK^T and softmax only.
     sm90::mbar_wait(full_k, 0);
     turn_wait();
-    issue_qk<D, BN, kBF16>(s_acc, q_base, s_k);
+    issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k);
     turn_pass(false);
     sm90::wgmma_wait<0>();
     fence_acc(s_acc);
@@ -309,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const std::uint32_t phk = (it >> 1) & 1, phv = ((it - 1) >> 1) & 1;
       sm90::mbar_wait(full_k + 8 * sk, phk);
       turn_wait();
-      issue_qk<D, BN, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
+      issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
       rescale_o();
       sm90::mbar_wait(full_v + 8 * sv, phv);
       issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
@@ -384,13 +396,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif  // GENBENCH_SM90A_ENABLED
 }
 
-// Key-tile width per head dimension. Measured on H200 (docs/perf-notes.md, fa3): 176 for
-// d=128 and 192 for d=64 were within run-to-run noise of 128, so the narrower tiles stay.
-template <int D>
-constexpr int block_n() {
-  return D == 256 ? 80 : 128;
-}
-
 // [batch, seq, heads, d] as a 4-D map (d innermost), box 64 x 1 x rows x 1, 128-byte swizzle.
 // Varlen tensors are mapped as one packed sequence (batch 1, seq = all rows).
 CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads, int d, int box_rows) {
@@ -404,17 +409,18 @@ CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads,
 
 // Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
 // stream capture, so it is called when the Launcher is built).
-template <int D, int BN, bool kBF16>
+template <int D, int BN, int C, bool kBF16>
 void set_smem_limit() {
-  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, kBF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Layout<D, BN>::kBytes));
+  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, C, kBF16>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<D, BN, C>::kBytes));
 }
 
-template <int D, int BN, bool kBF16>
+template <int D, int BN, int C, bool kBF16>
 void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv,
                   cudaStream_t stream) {
-  using L = Layout<D, BN>;
-  auto kernel = fa3_fwd_kernel<D, BN, kBF16>;
+  using L = Layout<D, BN, C>;
+  constexpr int kBlockM = L::kBlockM;
+  auto kernel = fa3_fwd_kernel<D, BN, C, kBF16>;
   KernelParams kp{};
   kp.o = pr.o;
   kp.lse = pr.lse;
@@ -432,37 +438,63 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   kp.pingpong = pr.pingpong ? 1 : 0;
   const dim3 grid(static_cast<unsigned>(kp.num_m_blocks), static_cast<unsigned>(pr.heads),
                   static_cast<unsigned>(pr.batch));
-  kernel<<<grid, kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
+  kernel<<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
   GENBENCH_CHECK_LAUNCH();
 }
 
-// Calls f.template operator()<D, BN, kBF16>() for the problem's configuration.
+// The compiled configurations (head dim, key tile, consumer warpgroups): the only template
+// instantiations of the kernel, each in bf16 and fp16. Key tiles measured on H200
+// (docs/perf-notes.md, fa3): 176 for d=128 and 192 for d=64 were within run-to-run noise of
+// 128, so the narrower tiles stay; d=256 needs 80 to fit shared memory and registers.
+struct Config {
+  int d, bn, consumers;
+};
+constexpr Config kConfigs[] = {{64, 128, 3}, {64, 128, 2}, {128, 128, 2}, {256, 80, 2}};
+
+// Calls f.template operator()<D, BN, C, kBF16>() for configuration c.
 template <typename F>
-void dispatch(int d, int bn, bool bf16, F&& f) {
-  if (d == 64 && bn == 128) bf16 ? f.template operator()<64, 128, true>() : f.template operator()<64, 128, false>();
-  else if (d == 128 && bn == 128) bf16 ? f.template operator()<128, 128, true>() : f.template operator()<128, 128, false>();
-  else if (d == 256 && bn == 80) bf16 ? f.template operator()<256, 80, true>() : f.template operator()<256, 80, false>();
-  else throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d", d, bn));
+void dispatch(const Config& c, bool bf16, F&& f) {
+#define GENBENCH_FA3_CASE(D, BN, C)                                                                          \
+  if (c.d == D && c.bn == BN && c.consumers == C)                                                          \
+    return bf16 ? f.template operator()<D, BN, C, true>() : f.template operator()<D, BN, C, false>();
+  GENBENCH_FA3_CASE(64, 128, 3)
+  GENBENCH_FA3_CASE(64, 128, 2)
+  GENBENCH_FA3_CASE(128, 128, 2)
+  GENBENCH_FA3_CASE(256, 80, 2)
+#undef GENBENCH_FA3_CASE
+  throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d, %d consumer warpgroups", c.d, c.bn, c.consumers));
 }
 
 struct SetSmem {
-  template <int D, int BN, bool kBF16>
-  void operator()() const { set_smem_limit<D, BN, kBF16>(); }
+  template <int D, int BN, int C, bool kBF16>
+  void operator()() const { set_smem_limit<D, BN, C, kBF16>(); }
 };
 
 struct Launch {
   const Problem& p;
   const CUtensorMap &tq, &tk, &tv;
   cudaStream_t stream;
-  template <int D, int BN, bool kBF16>
-  void operator()() const { launch_typed<D, BN, kBF16>(p, tq, tk, tv, stream); }
+  template <int D, int BN, int C, bool kBF16>
+  void operator()() const { launch_typed<D, BN, C, kBF16>(p, tq, tk, tv, stream); }
 };
+
+// The configuration for a head dim: the first listed, or with GENBENCH_FA3_CONSUMERS=N (A/B
+// runs) the one with N consumer warpgroups.
+Config choose(int d) {
+  const char* e = std::getenv("GENBENCH_FA3_CONSUMERS");
+  const int want = e && *e ? std::atoi(e) : 0;
+  for (const Config& c : kConfigs)
+    if (c.d == d && (want == 0 || c.consumers == want)) return c;
+  for (const Config& c : kConfigs)
+    if (c.d == d) return c;
+  throw Error(strprintf("fa3: head_dim %d not supported", d));
+}
 
 }  // namespace
 
 std::string build_support() {
   cudaFuncAttributes a{};
-  const cudaError_t e = cudaFuncGetAttributes(&a, fa3_fwd_kernel<128, 128, true>);
+  const cudaError_t e = cudaFuncGetAttributes(&a, fa3_fwd_kernel<128, 128, 2, true>);
   if (e != cudaSuccess) {
     cudaGetLastError();
     return std::string("fa3: kernel not loadable on this device (") + cudaGetErrorString(e) + ")";
@@ -475,26 +507,26 @@ std::string build_support() {
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
-  switch (p.head_dim) {
-    case 64: bn_ = block_n<64>(); break;
-    case 128: bn_ = block_n<128>(); break;
-    case 256: bn_ = block_n<256>(); break;
-    default: throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
-  }
-  dispatch(p.head_dim, bn_, p.bf16, SetSmem{});
+  const Config c = choose(p.head_dim);
+  bn_ = c.bn;
+  consumers_ = c.consumers;
+  dispatch(c, p.bf16, SetSmem{});
   if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
             rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
-  tq_ = make_map(p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, kBlockM);
+  tq_ = make_map(p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64 * consumers_);
   tk_ = make_map(p.k, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
   tv_ = make_map(p.v, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
 }
 
-void Launcher::launch(cudaStream_t stream) const { dispatch(p_.head_dim, bn_, p_.bf16, Launch{p_, tq_, tk_, tv_, stream}); }
+void Launcher::launch(cudaStream_t stream) const {
+  dispatch({p_.head_dim, bn_, consumers_}, p_.bf16, Launch{p_, tq_, tk_, tv_, stream});
+}
 
 std::string Launcher::variant() const {
-  return strprintf("m%dn%dd%d-ws3-kv2%s%s", kBlockM, bn_, p_.head_dim, p_.pingpong ? "-pingpong" : "",
+  return strprintf("m%dn%dd%d-ws%d-kv2%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
+                   p_.pingpong ? "-pingpong" : "",
                    p_.cu_q ? " varlen" : "");
 }
 

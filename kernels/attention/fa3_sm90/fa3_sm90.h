@@ -41,7 +41,8 @@ class Launcher {
 
  private:
   Problem p_;
-  int bn_ = 0;  // key tile width
+  int bn_ = 0;         // key tile width
+  int consumers_ = 2;  // consumer warpgroups (64 query rows each)
   CUtensorMap tq_{}, tk_{}, tv_{};
 };
 
