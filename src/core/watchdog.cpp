@@ -28,6 +28,10 @@ struct Activity {
   std::atomic<const char*> op{nullptr};      // operation inside now, or nullptr
   std::atomic<const char*> last_op{nullptr};  // the last operation entered
   std::atomic<std::uint64_t> seq{0};
+  std::atomic<std::uint64_t> op_number{0};   // own number of the device operation `op` (0: none)
+  std::atomic<const char*> device_op{nullptr};   // last device operation enqueued
+  std::atomic<std::uint64_t> device_number{0};
+  std::atomic<int> device_state{0};  // 0 none, 1 outstanding, 2 completed, 3 skipped
   std::atomic<std::int64_t> since_ns{0};     // last change of any of this
   std::mutex mu;                              // guards the point
   std::string bench;
@@ -65,18 +69,41 @@ void activity_point(const std::string& bench, std::size_t index) {
 
 void activity_clear_point() { activity_point("", 0); }
 
-ActivityScope::ActivityScope(const char* op, bool counted) : outer_(activity().op.load()) {
+ActivityScope::ActivityScope(const char* op, bool counted)
+    : outer_(activity().op.load()), outer_number_(activity().op_number.load()) {
   Activity& a = activity();
   if (counted) a.seq.fetch_add(1);
+  a.op_number.store(0);
   a.op.store(op);
   a.last_op.store(op);
   a.since_ns.store(now_ns());
 }
 
+ActivityScope::ActivityScope(const char* op, std::uint64_t number)
+    : outer_(activity().op.load()), outer_number_(activity().op_number.load()) {
+  Activity& a = activity();
+  a.op_number.store(number);
+  a.op.store(op);
+  a.since_ns.store(now_ns());
+}
+
 ActivityScope::~ActivityScope() {
   Activity& a = activity();
+  a.op_number.store(outer_number_);
   a.op.store(outer_);
   a.since_ns.store(now_ns());
+}
+
+void activity_device_op(const char* op, std::uint64_t number, bool skipped) {
+  Activity& a = activity();
+  a.device_op.store(op);
+  a.device_number.store(number);
+  a.device_state.store(skipped ? 3 : 1);
+}
+
+void activity_device_done() {
+  int outstanding = 1;
+  activity().device_state.compare_exchange_strong(outstanding, 2);
 }
 
 std::string activity_point_text() {
@@ -98,9 +125,20 @@ std::string activity_describe() {
   const char* op = a.op.load();
   const char* last = a.last_op.load();
   const unsigned long long seq = a.seq.load();
+  const unsigned long long number = a.op_number.load();
   std::string what;
-  if (op) what = strprintf("in %s (operation #%llu) for %.1f s", op, seq, idle);
+  if (op && number)
+    what = strprintf("in %s #%llu (waiting for the device; last host operation #%llu) for %.1f s", op, number, seq, idle);
+  else if (op) what = strprintf("in %s (operation #%llu) for %.1f s", op, seq, idle);
   else if (last) what = strprintf("after %s (operation #%llu), no operation for %.1f s", last, seq, idle);
+  // The last device operation, unless the wait above names it already.
+  const char* dev = a.device_op.load();
+  const unsigned long long dev_number = a.device_number.load();
+  const int dev_state = a.device_state.load();
+  if (dev && (dev_state == 1 || dev_state == 3) && !(op == dev && number == dev_number)) {
+    what += strprintf("%slast device operation %s #%llu %s", what.empty() ? "" : "; ", dev, dev_number,
+                      dev_state == 3 ? "skipped (GENBENCH_INJECT_FAULT)" : "not yet completed");
+  }
   if (where.empty()) return what;
   return what.empty() ? where : where + ", " + what;
 }
@@ -133,6 +171,24 @@ void run_abort_hooks() {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "genbench: abort hook '%s' failed: %s\n", hook.first.c_str(), e.what());
     }
+  }
+}
+
+bool abort_started() { return hooks().ran.load(); }
+
+void park_if_aborting() {
+  if (!abort_started()) return;
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+std::uint64_t wait_by_polling(const std::function<bool()>& poll, const std::function<void()>& between,
+                              double min_sleep_us, double max_sleep_us) {
+  double sleep_us = std::max(0.0, min_sleep_us);
+  for (std::uint64_t polls = 1;; ++polls) {
+    if (poll()) return polls;
+    if (between) between();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(sleep_us));
+    sleep_us = std::min(std::max(sleep_us * 2, 1.0), std::max(max_sleep_us, min_sleep_us));
   }
 }
 

@@ -23,13 +23,27 @@ void activity_clear_point();
 class ActivityScope {
  public:
   explicit ActivityScope(const char* op, bool counted = true);
+  // A wait for device work: `op` names the device operation waited for (e.g. "ncclAllReduce")
+  // and `number` is its own sequence number (see activity_device_op); not counted among the
+  // host operations. Described as "in ncclAllReduce #12 (waiting for the device; ...)".
+  ActivityScope(const char* op, std::uint64_t number);
   ~ActivityScope();
   ActivityScope(const ActivityScope&) = delete;
   ActivityScope& operator=(const ActivityScope&) = delete;
 
  private:
   const char* outer_;
+  std::uint64_t outer_number_ = 0;
 };
+
+// The last device operation enqueued (e.g. the NCCL collective "ncclAllReduce" and its number,
+// numbered in enqueue order so ranks in step show the same number; `op` a string literal).
+// `skipped`: an injected fault left it out (the peers wait for it). activity_describe names it
+// while it is outstanding or skipped and no wait scope names it already.
+void activity_device_op(const char* op, std::uint64_t number, bool skipped = false);
+// The device work enqueued so far has completed (a wait returned): the last one is no longer
+// outstanding (a skipped one stays named).
+void activity_device_done();
 
 // "benchmark 'g' point 3, in MPI_Allreduce (operation #57) for 2.0 s" (what the watchdog
 // prints; also used to give runtime errors their context). Empty before any activity.
@@ -45,6 +59,20 @@ std::uint64_t activity_sequence();
 int add_abort_hook(std::string name, std::function<void()> hook);  // returns an id
 void remove_abort_hook(int id);
 void run_abort_hooks();
+// True once a job abort has begun (the abort hooks have started running, on any thread).
+bool abort_started();
+// Blocks for good when an abort has begun: the aborting thread ends the process. A thread that
+// wakes because the hooks cancelled its device work calls this instead of carrying on with
+// aborted communicators.
+void park_if_aborting();
+
+// Waits for device work without blocking inside a driver call: calls poll() until it returns
+// true, sleeping between calls (from min_sleep_us, doubling up to max_sleep_us), and calls
+// between() after each poll that returned false (it throws to end the wait with an error, e.g.
+// on an asynchronous communicator error). Returns the number of polls. Exceptions of poll()
+// and between() propagate.
+std::uint64_t wait_by_polling(const std::function<bool()>& poll, const std::function<void()>& between,
+                              double min_sleep_us = 5, double max_sleep_us = 500);
 
 // The deadline in seconds: GENBENCH_WATCHDOG_S when set, else `configured` (the config's
 // settings.watchdog_s); 0 disables. Throws UsageError on a malformed environment value.

@@ -2,12 +2,17 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "backend/backend.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/watchdog.h"
+#ifdef GENBENCH_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/nccl_comm.h"
+#endif
 
 namespace genbench {
 
@@ -26,6 +31,44 @@ long long to_int(const std::string& key, const std::string& v) {
     throw UsageError(std::string(kVar) + ": '" + key + "' must be a non-negative integer, not '" + v + "'");
   return x;
 }
+
+constexpr const char* kKinds = "error, hang, wrong, oom, skip_collective or device_error";
+
+[[noreturn]] void stall(const char* what) {
+  ActivityScope stuck(what);
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+#ifdef GENBENCH_HAVE_CUDA
+// One thread that executes a trap instruction. Loaded from PTX at run time (the driver compiles
+// it for the device), so the core library needs no device compiler for it.
+constexpr const char* kTrapPtx = R"(.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry genbench_fault_trap()
+{
+	trap;
+	ret;
+}
+)";
+
+[[noreturn]] void device_fault(Backend& backend) {
+  const cudaStream_t stream = cuda_backend_of(backend).stream();
+  cudaLibrary_t lib = nullptr;
+  GENBENCH_CHECK_CUDA(cudaLibraryLoadData(&lib, kTrapPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t trap = nullptr;
+  GENBENCH_CHECK_CUDA(cudaLibraryGetKernel(&trap, lib, "genbench_fault_trap"));
+  GENBENCH_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(trap), dim3(1), dim3(1), nullptr, 0, stream));
+  // The fault is real: the context is lost from here on, and this checked call reports it.
+  try {
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " [device fault injected by " + kVar + "]");
+  }
+  throw Error(std::string("the device fault injected by ") + kVar + " was not reported by cudaStreamSynchronize");
+}
+#endif
 }  // namespace
 
 FaultPlan FaultPlan::from_env() {
@@ -62,12 +105,14 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
       else if (value == "hang") f.kind_ = Kind::hang;
       else if (value == "wrong") f.kind_ = Kind::wrong;
       else if (value == "oom") f.kind_ = Kind::oom;
-      else throw UsageError(std::string(kVar) + ": kind must be error, hang, wrong or oom, not '" + value + "'");
+      else if (value == "skip_collective") f.kind_ = Kind::skip_collective;
+      else if (value == "device_error") f.kind_ = Kind::device_error;
+      else throw UsageError(std::string(kVar) + ": kind must be " + kKinds + ", not '" + value + "'");
     } else {
       throw UsageError(std::string(kVar) + ": unknown key '" + key + "' (rank, point, kind, bench, call)");
     }
   }
-  if (!have_kind) throw UsageError(std::string(kVar) + ": no kind= (error, hang, wrong or oom)");
+  if (!have_kind) throw UsageError(std::string(kVar) + ": no kind= (" + kKinds + ")");
   return f;
 }
 
@@ -76,19 +121,22 @@ bool FaultPlan::hits(int rank, const std::string& bench, std::size_t point) cons
          (bench_.empty() || bench_ == bench);
 }
 
-void FaultPlan::at_point_start(int rank, const std::string& bench, std::size_t point) const {
+void FaultPlan::at_point_start(int rank, const std::string& bench, std::size_t point, Backend& backend) const {
   if (!hits(rank, bench, point)) return;
-  if (kind_ == Kind::error) {
+  const bool cuda = backend.kind() == BackendKind::cuda;
+  if (kind_ == Kind::error || (kind_ == Kind::device_error && !cuda)) {
     // The caller (main) adds rank, host and point, as for every runtime error.
     throw Error(strprintf("%s failed: unspecified launch failure (simulated by %s)", call_.c_str(), kVar));
   }
-  if (kind_ == Kind::hang) {
+  if (kind_ == Kind::hang || (kind_ == Kind::skip_collective && !cuda)) {
     // The collective every other rank now enters is skipped; this rank stalls as if stuck in
     // a device call that never returns.
-    ActivityScope stuck("a stalled device call (the point's first collective skipped, simulated by "
-                        "GENBENCH_INJECT_FAULT)");
-    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stall("a stalled device call (the point's first collective skipped, simulated by GENBENCH_INJECT_FAULT)");
   }
+#ifdef GENBENCH_HAVE_CUDA
+  if (kind_ == Kind::skip_collective) nccl_skip_next_collective();
+  if (kind_ == Kind::device_error) device_fault(backend);
+#endif
 }
 
 void FaultPlan::before_prepare(int rank, const std::string& bench, std::size_t point) const {

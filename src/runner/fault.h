@@ -7,6 +7,13 @@
 //   hang   the rank skips the point's first collective and stalls (the watchdog's case)
 //   wrong  the rank's result is wrong: validation fails, the point is recorded as failed
 //   oom    the rank's allocation fails: the point is skipped with the reason
+//   skip_collective  cuda backend: the rank leaves out the point's first NCCL collective (it
+//          returns without enqueuing it), so its peers wait inside a real NCCL kernel until the
+//          watchdog aborts the job. Host backend: as hang.
+//   device_error     cuda backend: a kernel that traps runs on the rank's stream; the next
+//          checked CUDA call reports the device's error and the job aborts. Host backend: as
+//          error.
+// The host-simulated kinds (error, hang, wrong, oom) behave the same on either backend.
 // See docs/reliability.md.
 #include <cstddef>
 #include <string>
@@ -15,9 +22,11 @@
 
 namespace genbench {
 
+class Backend;
+
 class FaultPlan {
  public:
-  enum class Kind { none, error, hang, wrong, oom };
+  enum class Kind { none, error, hang, wrong, oom, skip_collective, device_error };
 
   // Parses GENBENCH_INJECT_FAULT; throws UsageError when it is set but malformed.
   static FaultPlan from_env();
@@ -27,9 +36,14 @@ class FaultPlan {
   Kind kind() const { return kind_; }
   bool hits(int rank, const std::string& bench, std::size_t point) const;
 
+  const std::string& call() const { return call_; }
+
   // At the start of a point, before its first collective: `error` throws Error naming the
-  // call, the point, the rank and host; `hang` stalls forever (until the watchdog aborts).
-  void at_point_start(int rank, const std::string& bench, std::size_t point) const;
+  // call, the point, the rank and host; `hang` stalls forever (until the watchdog aborts);
+  // `skip_collective` arms the skip of the next NCCL collective; `device_error` makes the
+  // device fault and throws the Error of the CUDA call that reports it (see above for the
+  // host backend).
+  void at_point_start(int rank, const std::string& bench, std::size_t point, Backend& backend) const;
   // Before prepare: `oom` throws OutOfMemory.
   void before_prepare(int rank, const std::string& bench, std::size_t point) const;
   // After validate: `wrong` turns the validation into a failure with a large error measure.

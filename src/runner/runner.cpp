@@ -359,7 +359,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       }
       ++counter;
       activity_point(b.name, p.index);
-      fault.at_point_start(comm.rank(), b.name, p.index);
+      fault.at_point_start(comm.rank(), b.name, p.index, *backend);
       PointRecord rec;
       rec.point = p;
       rec.work = b.op->work(p, comm.size());

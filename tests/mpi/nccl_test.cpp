@@ -9,6 +9,11 @@
 #include <string>
 
 #include "backend/backend.h"
+#ifdef GENBENCH_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/nccl_comm.h"
+#include "core/watchdog.h"
+#endif
 #include "core/strings.h"
 #include "ops/collective.h"
 #include "ops/implementation.h"
@@ -121,6 +126,28 @@ TEST_F(NcclMpi, LargeBufferSampledCheck) {
   EXPECT_TRUE(check(coll_point("all_reduce", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "fp32", "sum", false, "eager", 0)));
   EXPECT_TRUE(check(coll_point("all_gather", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "bf16", "sum", true, "eager", 0)));
 }
+
+#ifdef GENBENCH_HAVE_CUDA
+TEST_F(NcclMpi, NonBlockingCommunicatorsNumberCollectivesInStep) {
+  // Every rank numbers its NCCL collectives in the same order (the watchdog's "#n" matches
+  // across ranks); the polling waits leave nothing outstanding and no asynchronous error.
+  const Comm& comm = test::comm();
+  const auto before = static_cast<std::int64_t>(nccl_collective_count());
+  EXPECT_EQ(comm.max(before), comm.min(before));
+  EXPECT_TRUE(check(coll_point("all_reduce", 1 << 16, "fp32", "sum", false, "eager", 0)));
+  if (comm.size() % 2 == 0) EXPECT_TRUE(check(coll_point("send_recv", 1 << 16, "fp32", "sum", false, "eager", 0)));
+  wait_stream(cuda_backend_of(*backend_).stream());
+  const auto after = static_cast<std::int64_t>(nccl_collective_count());
+  EXPECT_GT(after, before);
+  EXPECT_EQ(comm.max(after), comm.min(after));
+  EXPECT_EQ(activity_describe().find("not yet completed"), std::string::npos) << activity_describe();
+  ncclResult_t state = ncclInternalError;
+  ASSERT_EQ(ncclCommGetAsyncError(nccl_comm_for(comm), &state), ncclSuccess);
+  EXPECT_EQ(state, ncclSuccess);
+  EXPECT_NO_THROW(nccl_check_async_errors());
+  comm.barrier();
+}
+#endif
 
 TEST_F(NcclMpi, DeclinesWhatItCannotDo) {
   std::string why;

@@ -10,6 +10,10 @@
 // mode=graph: K operations (10..100, enough for a replay of >= 200 us; the same K on every
 // rank) are captured in prepare(); run() replays them and iterations_per_run() returns K.
 //
+// Host waits (prepare, validate) poll the stream (wait_stream, src/backend/cuda/nccl_comm.h)
+// instead of blocking in cudaStreamSynchronize: the watchdog's record names the collective and
+// its number, and asynchronous NCCL errors end the wait. run() itself never waits.
+//
 // Verification: inputs are written on the device from collective_input(); the result is
 // copied back and compared with collective_expected() by count_wrong(). Buffers of more than
 // kFullCheck elements are compared on kBlocks evenly spaced blocks of kBlock elements plus the
@@ -54,7 +58,7 @@ class NcclCase final : public Case {
     }
     nccl_ = nccl_comm_for(comm_);
     fill();
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    wait_stream(stream_);
     if (s.graph) {
       // One operation's time, the slowest rank's, sets K: every rank must capture the same K.
       const double t = comm_.max(time_on_stream(stream_, 3, [&] { enqueue(); }));
@@ -94,7 +98,7 @@ class NcclCase final : public Case {
     fill();
     if (!s_.in_place) GENBENCH_CHECK_CUDA(cudaMemsetAsync(recv_.get(), 0xff, recv_.bytes(), stream_));
     enqueue();
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    wait_stream(stream_);
     Validation v;
     const bool checked = s_.kind != CollectiveKind::reduce || comm_.rank() == s_.root;
     std::int64_t wrong = 0, compared = 0;

@@ -1,10 +1,12 @@
 // Shared NCCL pieces (nccl_ops.h).
 #include "kernels/collective/nccl/nccl_ops.h"
 
+#include <functional>
 #include <vector>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/convert.h"
+#include "backend/cuda/nccl_comm.h"
 #include "ops/collective_data.h"
 
 namespace genbench {
@@ -40,37 +42,60 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 void nccl_enqueue(const CollectiveShape& s, const void* in, void* out, ncclComm_t c, cudaStream_t stream, int r, int n) {
   const ncclDataType_t t = nccl_type(s.dtype);
   const std::size_t el = dtype_size(s.dtype);
+  const auto count = [](std::int64_t x) { return static_cast<std::size_t>(x); };
+  // Inside a group the calls are deferred; the first error ends the group, ncclGroupEnd's
+  // result (possibly ncclInProgress on a non-blocking communicator) is the group's.
+  const auto group = [](const std::function<ncclResult_t()>& calls) {
+    ncclResult_t rc = ncclGroupStart();
+    if (rc != ncclSuccess) return rc;
+    rc = calls();
+    const ncclResult_t end = ncclGroupEnd();
+    return rc != ncclSuccess && rc != ncclInProgress ? rc : end;
+  };
   switch (s.kind) {
     case CollectiveKind::all_reduce:
-      GENBENCH_CHECK_NCCL(ncclAllReduce(in, out, static_cast<std::size_t>(s.recv_count), t, nccl_op(s.redop), c, stream));
+      nccl_collective(c, "ncclAllReduce",
+                      [&] { return ncclAllReduce(in, out, count(s.recv_count), t, nccl_op(s.redop), c, stream); });
       break;
     case CollectiveKind::all_gather:
-      GENBENCH_CHECK_NCCL(ncclAllGather(in, out, static_cast<std::size_t>(s.send_count), t, c, stream));
+      nccl_collective(c, "ncclAllGather", [&] { return ncclAllGather(in, out, count(s.send_count), t, c, stream); });
       break;
     case CollectiveKind::reduce_scatter:
-      GENBENCH_CHECK_NCCL(ncclReduceScatter(in, out, static_cast<std::size_t>(s.recv_count), t, nccl_op(s.redop), c, stream));
+      nccl_collective(c, "ncclReduceScatter",
+                      [&] { return ncclReduceScatter(in, out, count(s.recv_count), t, nccl_op(s.redop), c, stream); });
       break;
     case CollectiveKind::broadcast:
-      GENBENCH_CHECK_NCCL(ncclBroadcast(in, out, static_cast<std::size_t>(s.recv_count), t, s.root, c, stream));
+      nccl_collective(c, "ncclBroadcast",
+                      [&] { return ncclBroadcast(in, out, count(s.recv_count), t, s.root, c, stream); });
       break;
     case CollectiveKind::reduce:
-      GENBENCH_CHECK_NCCL(ncclReduce(in, out, static_cast<std::size_t>(s.recv_count), t, nccl_op(s.redop), s.root, c, stream));
+      nccl_collective(c, "ncclReduce",
+                      [&] { return ncclReduce(in, out, count(s.recv_count), t, nccl_op(s.redop), s.root, c, stream); });
       break;
     case CollectiveKind::all_to_all: {
-      const std::size_t chunk = static_cast<std::size_t>(s.send_count / n);
-      GENBENCH_CHECK_NCCL(ncclGroupStart());
-      for (int p = 0; p < n; ++p) {
-        GENBENCH_CHECK_NCCL(ncclSend(static_cast<const unsigned char*>(in) + static_cast<std::size_t>(p) * chunk * el, chunk, t, p, c, stream));
-        GENBENCH_CHECK_NCCL(ncclRecv(static_cast<unsigned char*>(out) + static_cast<std::size_t>(p) * chunk * el, chunk, t, p, c, stream));
-      }
-      GENBENCH_CHECK_NCCL(ncclGroupEnd());
+      const std::size_t chunk = count(s.send_count / n);
+      nccl_collective(c, "ncclSend/ncclRecv group (all_to_all)", [&] {
+        return group([&] {
+          for (int p = 0; p < n; ++p) {
+            const std::size_t off = static_cast<std::size_t>(p) * chunk * el;
+            ncclResult_t rc = ncclSend(static_cast<const unsigned char*>(in) + off, chunk, t, p, c, stream);
+            if (rc == ncclSuccess || rc == ncclInProgress)
+              rc = ncclRecv(static_cast<unsigned char*>(out) + off, chunk, t, p, c, stream);
+            if (rc != ncclSuccess && rc != ncclInProgress) return rc;
+          }
+          return ncclSuccess;
+        });
+      });
       break;
     }
     case CollectiveKind::send_recv:
-      GENBENCH_CHECK_NCCL(ncclGroupStart());
-      GENBENCH_CHECK_NCCL(ncclSend(in, static_cast<std::size_t>(s.send_count), t, (r + 1) % n, c, stream));
-      GENBENCH_CHECK_NCCL(ncclRecv(out, static_cast<std::size_t>(s.recv_count), t, (r - 1 + n) % n, c, stream));
-      GENBENCH_CHECK_NCCL(ncclGroupEnd());
+      nccl_collective(c, "ncclSend/ncclRecv group (send_recv)", [&] {
+        return group([&] {
+          ncclResult_t rc = ncclSend(in, count(s.send_count), t, (r + 1) % n, c, stream);
+          if (rc == ncclSuccess || rc == ncclInProgress) rc = ncclRecv(out, count(s.recv_count), t, (r - 1 + n) % n, c, stream);
+          return rc;
+        });
+      });
       break;
   }
 }

@@ -15,6 +15,8 @@
 // Streams: created with cudaStreamCreateWithPriority; `priority` gives the compute stream, the
 // comm stream or neither the device's greatest priority (the other gets the least).
 // NCCL: the communicator for nccl_ctas (src/backend/cuda/nccl_comm.h; minCTAs = maxCTAs).
+// Host waits for NCCL work poll (wait_stream / wait_event, nccl_comm.h), all outside the timed
+// run(): a stuck collective is named to the watchdog and asynchronous NCCL errors surface.
 //
 // Per point (extra columns): the GEMM alone and the collective alone (all pieces, on their own
 // streams, kAloneReps event-timed runs each after warm-up, measured in prepare(); the
@@ -119,7 +121,7 @@ class OverlapCudaCase final : public Case {
     send_ = ctx.backend.allocate(static_cast<std::size_t>(s_.piece.send_count * s_.chunks) * el_);
     recv_ = ctx.backend.allocate(static_cast<std::size_t>(s_.piece.recv_count * s_.chunks) * el_);
     fill_collective();
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(main_));
+    wait_stream(main_);
 
     GemmShape piece = g;
     piece.m = g.m / s_.chunks;
@@ -139,7 +141,7 @@ class OverlapCudaCase final : public Case {
         GENBENCH_CHECK_CUDA(cudaEventRecord(c0_, st));
         body();
         GENBENCH_CHECK_CUDA(cudaEventRecord(c1_, st));
-        GENBENCH_CHECK_CUDA(cudaEventSynchronize(c1_));
+        wait_event(c1_);
         if (r >= 0) t.push_back(elapsed(c0_, c1_));
       }
       return t;
@@ -153,8 +155,16 @@ class OverlapCudaCase final : public Case {
   }
 
   void release() noexcept {
+    // Polled: a collective a peer never joins leaves this rank to the watchdog instead of
+    // blocking inside CUDA; a failed wait is dropped (the streams are destroyed anyway).
     for (cudaStream_t st : {compute_, comm_stream_})
-      if (st) cudaStreamSynchronize(st);
+      if (st) {
+        try {
+          wait_stream(st);
+        } catch (const std::exception&) {
+          cudaGetLastError();
+        }
+      }
     for (auto& r : pending_) free_.push_back(std::move(r));
     pending_.clear();
     for (auto& r : free_)
@@ -208,7 +218,7 @@ class OverlapCudaCase final : public Case {
     while (!pending_.empty()) {
       auto& r = pending_.front();
       if (wait) {
-        GENBENCH_CHECK_CUDA(cudaEventSynchronize(r[1]));
+        wait_event(r[1]);
       } else {
         const cudaError_t q = cudaEventQuery(r[1]);
         if (q == cudaErrorNotReady) break;
@@ -258,7 +268,7 @@ class OverlapCudaCase final : public Case {
     GENBENCH_CHECK_CUDA(cudaMemsetAsync(recv_.get(), 0xff, recv_.bytes(), main_));
     fill_collective();
     run();
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(main_));
+    wait_stream(main_);
     harvest(true);
     const double scale = lt_is_fp8(g.dtype) ? static_cast<double>(kScaleA) * static_cast<double>(kScaleB) : 1.0;
     Validation v = lt_check_sampled(g, a_.get(), b_.get(), d_.get(), scale);
