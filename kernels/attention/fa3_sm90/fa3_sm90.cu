@@ -27,6 +27,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 
 #include "backend/cuda/check.h"
@@ -48,7 +49,8 @@ struct KernelParams {
   const int* cu_q;  // varlen: cumulative lengths (batch + 1) in device memory, else nullptr
   const int* cu_k;
   long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
-  int heads, group, seqlen_q, seqlen_k, num_m_blocks;  // varlen: seqlen_* are the maxima
+  int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
+  int num_tiles;  // (query blocks of the longest sequence) x heads x batch
   float scale, scale_log2;
   int causal, pingpong;
 };
@@ -59,7 +61,6 @@ struct KernelParams {
 // mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
 template <int D, int BN, int C>
 struct Layout {
-  static constexpr int kConsumers = C;
   static constexpr int kBlockM = 64 * C;
   static constexpr int kThreads = 128 * (C + 1);
   // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
@@ -71,7 +72,11 @@ struct Layout {
   static constexpr int kKVBytes = BN * D * 2;
   static constexpr int kOffK = kQBytes;
   static constexpr int kOffV = kQBytes + kStages * kKVBytes;
-  static constexpr int kOffBar = kQBytes + 2 * kStages * kKVBytes;
+  // O is staged for its stores in a buffer of its own when it fits beside Q and the K/V ring,
+  // so the next tile's Q can load during the epilogue; else in the Q tile itself.
+  static constexpr bool kSeparateO = 2 * kQBytes + 2 * kStages * kKVBytes + 128 + 1024 <= 227 * 1024;
+  static constexpr int kOffO = kSeparateO ? kQBytes + 2 * kStages * kKVBytes : 0;
+  static constexpr int kOffBar = kQBytes + 2 * kStages * kKVBytes + (kSeparateO ? kQBytes : 0);
   static constexpr int kBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
   static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
   static_assert(kChunks * 64 == D, "head_dim must be a multiple of 64");
@@ -120,6 +125,49 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t 
 
 #endif  // GENBENCH_SM90A_ENABLED
 
+#ifdef GENBENCH_SM90A_ENABLED
+
+// One work tile: a block of query rows of one (sequence, head).
+struct Tile {
+  bool valid;  // false: past the end of a shorter sequence of a varlen batch
+  int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
+};
+
+// Tile t of the launch. Tiles are numbered by query block first, longest causal rows first
+// (block index from the end), then by sequence and head, so a persistent CTA striding over
+// them takes the longest work first. Varlen reads the sequence's start and length from
+// device memory (so one captured launch serves any set of lengths up to the maxima that
+// sized the launch) and addresses the packed tensors as one sequence (TMA batch 0).
+template <int BM, int BN>
+__device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
+  Tile ti;
+  const int hb = p.heads * p.batch;
+  const int m_idx = t / hb, r = t - m_idx * hb;
+  ti.b = r / p.heads;
+  ti.h = r - ti.b * p.heads;
+  ti.seqlen_q = p.seqlen_q;
+  ti.seqlen_k = p.seqlen_k;
+  ti.start_q = ti.start_k = 0;
+  ti.tma_b = ti.b;
+  if (p.cu_q) {
+    ti.start_q = p.cu_q[ti.b];
+    ti.seqlen_q = p.cu_q[ti.b + 1] - ti.start_q;
+    ti.start_k = p.cu_k[ti.b];
+    ti.seqlen_k = p.cu_k[ti.b + 1] - ti.start_k;
+    ti.tma_b = 0;
+  }
+  const int m_blocks = (ti.seqlen_q + BM - 1) / BM;
+  ti.valid = m_idx < m_blocks;
+  ti.row0 = (m_blocks - 1 - m_idx) * BM;
+  const int row_last = min(ti.seqlen_q, ti.row0 + BM) - 1;
+  const int diag = ti.seqlen_k - ti.seqlen_q;  // causal: row i sees keys j <= i + diag
+  const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
+  ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
+  return ti;
+}
+
+#endif  // GENBENCH_SM90A_ENABLED
+
 template <int D, int BN, int C, bool kBF16>
 __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -133,67 +181,64 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   unsigned char* smem = smem_raw + pad;
   const std::uint32_t s_q = raw + pad, s_k = s_q + L::kOffK, s_v = s_q + L::kOffV;
   const std::uint32_t bar_q = s_q + L::kOffBar;
-  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = +24 + 8s, full_v[s] = +40 + 8s, empty_v[s] = +56 + 8s
+  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = +24 + 8s, full_v[s] = +40 + 8s, empty_v[s] = +56 + 8s;
+  // q_empty: the consumers are done with the Q tile (and, without a separate O buffer, with
+  // the O staging in it), so the next tile's Q may load.
   const std::uint32_t full_k = bar_q + 8, empty_k = bar_q + 24, full_v = bar_q + 40, empty_v = bar_q + 56;
-
-  const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-  // This sequence's rows: varlen reads its start and length from device memory (so one
-  // captured launch serves any set of lengths up to the maxima that sized the grid) and
-  // addresses the packed tensors as one sequence (TMA batch coordinate 0).
-  int seqlen_q = p.seqlen_q, seqlen_k = p.seqlen_k, start_q = 0, start_k = 0, tma_b = b;
-  if (p.cu_q) {
-    start_q = p.cu_q[b];
-    seqlen_q = p.cu_q[b + 1] - start_q;
-    start_k = p.cu_k[b];
-    seqlen_k = p.cu_k[b + 1] - start_k;
-    tma_b = 0;
-  }
-  const int m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
-  if (static_cast<int>(blockIdx.x) >= m_blocks) return;  // a shorter sequence of a varlen batch
-  const int m_block = m_blocks - 1 - static_cast<int>(blockIdx.x);  // longest causal rows first
-  const int row0 = m_block * kBlockM;
-  const int row_last = min(seqlen_q, row0 + kBlockM) - 1;
-  const int diag = seqlen_k - seqlen_q;  // causal: row i sees keys j <= i + diag
-  const int key_end = p.causal ? min(seqlen_k, max(0, row_last + diag + 1)) : seqlen_k;
-  const int n_blocks = (key_end + BN - 1) / BN;
+  const std::uint32_t q_empty = bar_q + 72;
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(bar_q, 1);
+    sm90::mbar_init(q_empty, 4 * C);  // one arrival per consumer warp
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(full_k + 8 * s, 1);
       sm90::mbar_init(full_v + 8 * s, 1);
-      sm90::mbar_init(empty_k + 8 * s, 4 * C);  // one arrival per consumer warp
+      sm90::mbar_init(empty_k + 8 * s, 4 * C);
       sm90::mbar_init(empty_v + 8 * s, 4 * C);
     }
     sm90::fence_barrier_init();
   }
   __syncthreads();
 
+  // Every warpgroup walks the same tiles (t = blockIdx.x, + gridDim.x, ...): a persistent
+  // launch has one CTA per SM; a plain launch one CTA per tile. Ring positions (K/V block g,
+  // Q tile qn) count across tiles, so the producer runs ahead into the next tile.
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   if (wg == 0) {
     // ---------------------------------------------------------------- producer
     sm90::setmaxnreg_dec<L::kProducerRegs>();
-    if (threadIdx.x == 0 && n_blocks > 0) {
+    if (threadIdx.x == 0) {
       sm90::prefetch_tensormap(&tm_q);
       sm90::prefetch_tensormap(&tm_k);
       sm90::prefetch_tensormap(&tm_v);
-      sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
-#pragma unroll
-      for (int c = 0; c < L::kChunks; ++c) sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, h, start_q + row0, tma_b);
-      for (int it = 0; it < n_blocks; ++it) {
-        const int n = n_blocks - 1 - it, s = it & 1;
-        const std::uint32_t phase = (it >> 1) & 1;
-        sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
-        sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
-#pragma unroll
-        for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk, start_k + n * BN, tma_b);
-        sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
-        sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
+      int g = 0, qn = 0;
+      for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+        const Tile ti = tile_of<kBlockM, BN>(p, t);
+        if (!ti.valid) continue;
+        const int hk = ti.h / p.group;
+        if (qn > 0) sm90::mbar_wait(q_empty, (qn - 1) & 1);
+        ++qn;
+        sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk, start_k + n * BN, tma_b);
+          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, ti.h, ti.start_q + ti.row0, ti.tma_b);
+        for (int it = 0; it < ti.n_blocks; ++it, ++g) {
+          const int n = ti.n_blocks - 1 - it, s = g & 1;
+          const std::uint32_t phase = (g >> 1) & 1;
+          sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
+          sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
+#pragma unroll
+          for (int c = 0; c < L::kChunks; ++c)
+            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk,
+                              ti.start_k + n * BN, ti.tma_b);
+          sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
+          sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
+#pragma unroll
+          for (int c = 0; c < L::kChunks; ++c)
+            sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk,
+                              ti.start_k + n * BN, ti.tma_b);
+        }
       }
     }
     return;
@@ -204,34 +249,29 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   const int cw = wg - 1;  // consumer warpgroup 0 .. C - 1
   const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
   const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
-  const int row_a = row0 + cw * 64 + rl_a, row_b = row_a + 8;
-  const int lim_a = p.causal ? min(seqlen_k, row_a + diag + 1) : seqlen_k;  // keys [0, lim) visible
-  const int lim_b = p.causal ? min(seqlen_k, row_b + diag + 1) : seqlen_k;
-  // Smallest limit of the CTA tile: blocks ending beyond it need the mask (this also masks
-  // the keys of the next packed sequence that a varlen tail tile loads).
-  const int mask_from = p.causal ? min(seqlen_k, row0 + diag + 1) : seqlen_k;
   const std::uint32_t q_base = s_q + cw * 64 * 128;
   const float sl2 = p.scale_log2;
   const float kNegInf = -INFINITY;
 
-  float o[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-  float s_acc[BN / 2];
-  std::uint32_t pf[BN / 16][4];
-  float m_a = kNegInf, m_b = kNegInf, l_a = 0.f, l_b = 0.f, corr_a = 1.f, corr_b = 1.f;
-
   const bool pingpong = p.pingpong != 0;
   // Turn-taking in a ring: consumer cw waits on named barrier kTurn + cw, then signals the
-  // next consumer's. Barriers 1 .. C are the consumers' epilogue barriers. The last consumer
-  // skips its signal in its last round so no arrival is left pending at exit.
+  // next consumer's; the ring runs on across tiles. Barriers 1 .. C are the consumers'
+  // epilogue barriers. Consumer 0 gives itself the first turn and takes back the one
+  // arrival left pending at the end.
   constexpr int kTurn = 1 + C;
   auto turn_wait = [&]() {
     if (pingpong) sm90::named_barrier_sync(kTurn + cw, 256);
   };
-  auto turn_pass = [&](bool last) {
-    if (pingpong && !(last && cw == C - 1)) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
+  auto turn_pass = [&]() {
+    if (pingpong) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
   };
+  if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);
+
+  float o[D / 2];
+  float s_acc[BN / 2];
+  std::uint32_t pf[BN / 16][4];
+  float m_a, m_b, l_a, l_b, corr_a, corr_b;
+  int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
 
   auto release = [&](std::uint32_t bar) {
     __syncwarp();
@@ -300,99 +340,129 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     }
   };
 
-  if (n_blocks > 0) {
-    sm90::mbar_wait(bar_q, 0);
-    if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);  // the first turn is consumer 0's
-
-    // Block n_blocks - 1: QK^T and softmax only.
-    sm90::mbar_wait(full_k, 0);
-    turn_wait();
-    issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k);
-    turn_pass(false);
-    sm90::wgmma_wait<0>();
-    fence_acc(s_acc);
-    release(empty_k);
-    softmax(n_blocks - 1);
-    convert_p();
-
-    for (int it = 1; it < n_blocks; ++it) {
-      const int n = n_blocks - 1 - it;
-      const int sk = it & 1, sv = (it - 1) & 1;
-      const std::uint32_t phk = (it >> 1) & 1, phv = ((it - 1) >> 1) & 1;
-      sm90::mbar_wait(full_k + 8 * sk, phk);
-      turn_wait();
-      issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
-      rescale_o();
-      sm90::mbar_wait(full_v + 8 * sv, phv);
-      issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
-      turn_pass(false);
-      sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 may still run
-      fence_acc(s_acc);
-      release(empty_k + 8 * sk);
-      softmax(n);
-      sm90::wgmma_wait<0>();
-      fence_acc(o);
-      fence_frag(pf);
-      release(empty_v + 8 * sv);
-      convert_p();
-    }
-
-    // PV of block 0.
-    {
-      const int it = n_blocks, sv = (it - 1) & 1;
-      const std::uint32_t phv = ((it - 1) >> 1) & 1;
-      rescale_o();
-      sm90::mbar_wait(full_v + 8 * sv, phv);
-      turn_wait();
-      issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
-      turn_pass(true);
-      sm90::wgmma_wait<0>();
-      fence_acc(o);
-      fence_frag(pf);
-      release(empty_v + 8 * sv);
-    }
-  }
-
-  // ------------------------------------------------------------------ epilogue
-  l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-  l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-  l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-  l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
-  const float inv_a = l_a > 0.f ? 1.f / l_a : 0.f;
-  const float inv_b = l_b > 0.f ? 1.f / l_b : 0.f;
-
-  // Stage O in this warpgroup's Q tile (its wgmma reads are complete), same swizzled layout.
-  unsigned char* stage = smem + cw * 64 * 128;
-  const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
+  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
+  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+    const Tile ti = tile_of<kBlockM, BN>(p, t);
+    if (!ti.valid) continue;
+    const int n_blocks = ti.n_blocks;
+    const int diag = ti.seqlen_k - ti.seqlen_q;
+    const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
+    lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
+    lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
+    // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
+    // keys of the next packed sequence that a varlen tail block loads).
+    mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i) {
-    const int chunk = i / 8, unit = i % 8;
-    const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
-    *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) = pack2<kBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
-    *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
-        pack2<kBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
-  }
-  sm90::named_barrier_sync(1 + cw, 128);
-  constexpr int kUnitsPerRow = D / 8;
-  unsigned char* o_base = static_cast<unsigned char*>(p.o);
-  const std::int64_t o_row0 = p.cu_q ? start_q : static_cast<std::int64_t>(b) * p.seqlen_q;  // row 0 of the sequence
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    m_a = m_b = kNegInf;
+    l_a = l_b = 0.f;
+    corr_a = corr_b = 1.f;
+
+    sm90::mbar_wait(bar_q, qn & 1);
+    ++qn;
+    if (n_blocks > 0) {
+      // Block n_blocks - 1: QK^T and softmax only.
+      {
+        const int s = g & 1;
+        sm90::mbar_wait(full_k + 8 * s, (g >> 1) & 1);
+        turn_wait();
+        issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + s * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<0>();
+        fence_acc(s_acc);
+        release(empty_k + 8 * s);
+        softmax(n_blocks - 1);
+        convert_p();
+      }
+      for (int it = 1; it < n_blocks; ++it) {
+        const int n = n_blocks - 1 - it, gk = g + it, gv = gk - 1;
+        const int sk = gk & 1, sv = gv & 1;
+        sm90::mbar_wait(full_k + 8 * sk, (gk >> 1) & 1);
+        turn_wait();
+        issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
+        rescale_o();
+        sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
+        issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 may still run
+        fence_acc(s_acc);
+        release(empty_k + 8 * sk);
+        softmax(n);
+        sm90::wgmma_wait<0>();
+        fence_acc(o);
+        fence_frag(pf);
+        release(empty_v + 8 * sv);
+        convert_p();
+      }
+      if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
+      // PV of block 0.
+      {
+        const int gv = g + n_blocks - 1, sv = gv & 1;
+        rescale_o();
+        sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
+        turn_wait();
+        issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<0>();
+        fence_acc(o);
+        fence_frag(pf);
+        release(empty_v + 8 * sv);
+      }
+      g += n_blocks;
+    } else if constexpr (L::kSeparateO) {
+      release(q_empty);
+    }
+
+    // ---------------------------------------------------------------- epilogue
+    // The tile's coordinates again (cheaper than holding them in registers through the loop).
+    const Tile te = tile_of<kBlockM, BN>(p, t);
+    l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
+    l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
+    l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
+    l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+    const float inv_a = l_a > 0.f ? 1.f / l_a : 0.f;
+    const float inv_b = l_b > 0.f ? 1.f / l_b : 0.f;
+
+    // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
+    // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
+    // the warpgroup is done reading the previous tile's staging.
+    sm90::named_barrier_sync(1 + cw, 128);
+    unsigned char* stage = smem + L::kOffO + cw * 64 * 128;
+    const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      const int chunk = i / 8, unit = i % 8;
+      const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
+      *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) =
+          pack2<kBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
+      *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
+          pack2<kBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
+    }
+    sm90::named_barrier_sync(1 + cw, 128);
+    constexpr int kUnitsPerRow = D / 8;
+    unsigned char* o_base = static_cast<unsigned char*>(p.o);
+    const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
 #pragma unroll 4
-  for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
-    const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
-    const int row = row0 + cw * 64 + r;
-    const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
-                                                      (((cu % 8) ^ (r & 7)) << 4));
-    if (row < seqlen_q) {
-      const std::int64_t idx = ((o_row0 + row) * p.heads + h) * D + cu * 8;
-      *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+    for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
+      const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
+      const int row = te.row0 + cw * 64 + r;
+      const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
+                                                        (((cu % 8) ^ (r & 7)) << 4));
+      if (row < te.seqlen_q) {
+        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
+        *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+      }
+    }
+    if constexpr (!L::kSeparateO) release(q_empty);  // the staging in the Q tile is read
+    if (lane % 4 == 0) {
+      const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
+                                          : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
+      const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
+      if (ra < te.seqlen_q) p.lse[lse_row + ra] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
+      if (rb < te.seqlen_q) p.lse[lse_row + rb] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
     }
   }
-  if (lane % 4 == 0) {
-    const std::int64_t lse_row = p.cu_q ? h * p.lse_head_stride + start_q
-                                        : (static_cast<std::int64_t>(b) * p.heads + h) * p.seqlen_q;
-    if (row_a < seqlen_q) p.lse[lse_row + row_a] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
-    if (row_b < seqlen_q) p.lse[lse_row + row_b] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
-  }
+  if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival
 #endif  // GENBENCH_SM90A_ENABLED
 }
 
@@ -415,8 +485,9 @@ void set_smem_limit() {
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<D, BN, C>::kBytes));
 }
 
+// Launches one CTA per SM (`ctas` > 0, persistent) or one per tile (`ctas` = 0).
 template <int D, int BN, int C, bool kBF16>
-void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv,
+void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv, int ctas,
                   cudaStream_t stream) {
   using L = Layout<D, BN, C>;
   constexpr int kBlockM = L::kBlockM;
@@ -428,16 +499,18 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   kp.cu_k = pr.cu_k;
   kp.lse_head_stride = static_cast<long long>(pr.batch) * pr.seqlen_q;
   kp.heads = pr.heads;
+  kp.batch = pr.batch;
   kp.group = pr.heads / pr.heads_kv;
   kp.seqlen_q = pr.seqlen_q;
   kp.seqlen_k = pr.seqlen_k;
-  kp.num_m_blocks = (pr.seqlen_q + kBlockM - 1) / kBlockM;
+  const long long tiles = static_cast<long long>((pr.seqlen_q + kBlockM - 1) / kBlockM) * pr.heads * pr.batch;
+  if (tiles > 0x7fffffffLL) throw Error("fa3: more than 2^31 tiles");
+  kp.num_tiles = static_cast<int>(tiles);
   kp.scale = pr.scale;
   kp.scale_log2 = pr.scale * 1.4426950408889634f;
   kp.causal = pr.causal ? 1 : 0;
   kp.pingpong = pr.pingpong ? 1 : 0;
-  const dim3 grid(static_cast<unsigned>(kp.num_m_blocks), static_cast<unsigned>(pr.heads),
-                  static_cast<unsigned>(pr.batch));
+  const int grid = ctas > 0 ? static_cast<int>(std::min<long long>(tiles, ctas)) : kp.num_tiles;
   kernel<<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
   GENBENCH_CHECK_LAUNCH();
 }
@@ -473,9 +546,10 @@ struct SetSmem {
 struct Launch {
   const Problem& p;
   const CUtensorMap &tq, &tk, &tv;
+  int ctas;
   cudaStream_t stream;
   template <int D, int BN, int C, bool kBF16>
-  void operator()() const { launch_typed<D, BN, C, kBF16>(p, tq, tk, tv, stream); }
+  void operator()() const { launch_typed<D, BN, C, kBF16>(p, tq, tk, tv, ctas, stream); }
 };
 
 // The configuration for a head dim: the first listed, or with GENBENCH_FA3_CONSUMERS=N (A/B
@@ -511,6 +585,11 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   bn_ = c.bn;
   consumers_ = c.consumers;
   dispatch(c, p.bf16, SetSmem{});
+  if (p.persistent) {
+    int dev = 0;
+    GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
+    GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&persistent_ctas_, cudaDevAttrMultiProcessorCount, dev));
+  }
   if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
@@ -521,12 +600,12 @@ Launcher::Launcher(const Problem& p) : p_(p) {
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_}, p_.bf16, Launch{p_, tq_, tk_, tv_, stream});
+  dispatch({p_.head_dim, bn_, consumers_}, p_.bf16, Launch{p_, tq_, tk_, tv_, persistent_ctas_, stream});
 }
 
 std::string Launcher::variant() const {
-  return strprintf("m%dn%dd%d-ws%d-kv2%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
-                   p_.pingpong ? "-pingpong" : "",
+  return strprintf("m%dn%dd%d-ws%d-kv2%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
+                   p_.pingpong ? "-pingpong" : "", persistent_ctas_ > 0 ? "-persist" : "",
                    p_.cu_q ? " varlen" : "");
 }
 

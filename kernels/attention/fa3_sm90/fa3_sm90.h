@@ -27,7 +27,8 @@ struct Problem {
   bool causal = false;
   bool bf16 = true;
   float scale = 0;
-  bool pingpong = true;  // alternate the two consumer warpgroups' GEMM issue (named barriers)
+  bool pingpong = true;    // consumer warpgroups take turns issuing their GEMMs (named barriers)
+  bool persistent = true;  // one CTA per SM walking the tiles (else one CTA per tile)
 };
 
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
@@ -43,6 +44,7 @@ class Launcher {
   Problem p_;
   int bn_ = 0;         // key tile width
   int consumers_ = 2;  // consumer warpgroups (64 query rows each)
+  int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
   CUtensorMap tq_{}, tk_{}, tv_{};
 };
 
