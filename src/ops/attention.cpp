@@ -130,7 +130,10 @@ class AttentionOp final : public Op {
     std::int64_t tq = 0, tk = 0;
     for (auto n : s.lengths_q()) tq += n;
     for (auto n : s.lengths_k()) tk += n;
-    w.bytes = el * static_cast<double>(s.head_dim) * static_cast<double>(2 * s.heads * tq + 2 * s.heads_kv * tk);
+    // fp8 inputs give a bf16 output (kernels/attention/common/attention_validate.h).
+    const double out_el = s.dtype == DType::fp8_e4m3 ? 2.0 : el;
+    w.bytes = static_cast<double>(s.head_dim) *
+              (el * static_cast<double>(s.heads * tq + 2 * s.heads_kv * tk) + out_el * static_cast<double>(s.heads * tq));
     return w;
   }
 

@@ -2,6 +2,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,10 +24,35 @@ std::vector<int> cumulative(const std::vector<std::int64_t>& lens) {
 
 }  // namespace
 
+std::vector<float> download_as_float(const void* p, DType t, std::size_t n, float scale) {
+  std::vector<float> out = download_as_float(p, t, n);
+  if (scale != 1.0f)
+    for (float& x : out) x *= scale;
+  return out;
+}
+
 std::vector<float> download_as_float(const void* p, DType t, std::size_t n) {
   std::vector<float> out(n);
   if (t == DType::fp32) {
     GENBENCH_CHECK_CUDA(cudaMemcpy(out.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return out;
+  }
+  if (dtype_size(t) == 1) {
+    std::vector<std::uint8_t> raw(n);
+    GENBENCH_CHECK_CUDA(cudaMemcpy(raw.data(), p, n, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (t == DType::fp8_e4m3) {
+        __nv_fp8_e4m3 x;
+        x.__x = raw[i];
+        out[i] = static_cast<float>(x);
+      } else if (t == DType::fp8_e5m2) {
+        __nv_fp8_e5m2 x;
+        x.__x = raw[i];
+        out[i] = static_cast<float>(x);
+      } else {
+        throw Error(strprintf("attention: cannot download %s", dtype_name(t)));
+      }
+    }
     return out;
   }
   std::vector<std::uint16_t> raw(n);
@@ -55,13 +81,15 @@ DeviceAttentionCase::DeviceAttentionCase(const AttentionShape& s, Context& ctx)
   q_ = ctx.backend.allocate(n_q * el);
   k_ = ctx.backend.allocate(n_kv * el);
   v_ = ctx.backend.allocate(n_kv * el);
-  o_ = ctx.backend.allocate(n_q * el);
+  o_ = ctx.backend.allocate(n_q * dtype_size(output_dtype(s.dtype)));
   lse_ = ctx.backend.allocate(static_cast<std::size_t>(rows_q_ * s.heads) * sizeof(float));
   cu_q_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
   cu_k_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
-  fill_normal_device(q_.get(), static_cast<std::int64_t>(n_q), seed_ + 1, s.dtype, 1.0f, stream());
-  fill_normal_device(k_.get(), static_cast<std::int64_t>(n_kv), seed_ + 2, s.dtype, 1.0f, stream());
-  fill_normal_device(v_.get(), static_cast<std::int64_t>(n_kv), seed_ + 3, s.dtype, 1.0f, stream());
+  // Stored = draw / descale (fp8: 64 x the draw; other dtypes: the draw itself).
+  const float fill_scale = 1.0f / input_descale(s.dtype);
+  fill_normal_device(q_.get(), static_cast<std::int64_t>(n_q), seed_ + 1, s.dtype, fill_scale, stream());
+  fill_normal_device(k_.get(), static_cast<std::int64_t>(n_kv), seed_ + 2, s.dtype, fill_scale, stream());
+  fill_normal_device(v_.get(), static_cast<std::int64_t>(n_kv), seed_ + 3, s.dtype, fill_scale, stream());
   set_lengths(s.lengths_q(), s.lengths_k());
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
 }
@@ -141,10 +169,10 @@ Validation DeviceAttentionCase::check_outputs() {
   }
   const auto n_q = static_cast<std::size_t>(rows_q_ * s_.heads * s_.head_dim);
   const auto n_kv = static_cast<std::size_t>(rows_k_ * s_.heads_kv * s_.head_dim);
-  d.q = download_as_float(q_.get(), s_.dtype, n_q);
-  d.k = download_as_float(k_.get(), s_.dtype, n_kv);
-  d.v = download_as_float(v_.get(), s_.dtype, n_kv);
-  d.o = download_as_float(o_.get(), s_.dtype, n_q);
+  d.q = download_as_float(q_.get(), s_.dtype, n_q, descale());
+  d.k = download_as_float(k_.get(), s_.dtype, n_kv, descale());
+  d.v = download_as_float(v_.get(), s_.dtype, n_kv, descale());
+  d.o = download_as_float(o_.get(), output_dtype(s_.dtype), n_q);
   d.lse = download_as_float(lse_.get(), DType::fp32, static_cast<std::size_t>(rows_q_ * s_.heads));
   return validate_attention(d, seed_);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The part every CUDA attention implementation shares: device inputs filled on the device
-// with the project's seeded normal distribution (ops/fill.h's formula), outputs, the
+// with the project's seeded normal distribution (ops/fill.h's formula; fp8 inputs hold the
+// draw / input_descale(), see attention_validate.h), outputs (O in output_dtype()), the
 // per-sequence lengths as cumulative arrays (cu_seqlens, int32, batch + 1 entries), eager and
 // graph execution, and validation through attention_validate.h.
 //
@@ -41,6 +42,8 @@ class DeviceAttentionCase : public Case {
   bool graph_captured() const { return graph_exec_ != nullptr; }
   int graph_captures() const { return captures_; }
   const AttentionShape& shape() const { return s_; }
+  // Per-tensor descale of Q, K and V (true value = stored x descale): 1/64 for fp8, else 1.
+  float descale() const { return input_descale(s_.dtype); }
 
  protected:
   // Enqueues the whole computation on `stream` (captured as is in graph mode).
@@ -67,7 +70,9 @@ class DeviceAttentionCase : public Case {
   std::string graph_note_, graph_short_;  // capture count and replay jitter (long, and for variant())
 };
 
-// Converts n device elements of dtype t to host floats.
+// Converts n device elements of dtype t (fp32, fp16, bf16, fp8_e4m3, fp8_e5m2) to host floats.
 std::vector<float> download_as_float(const void* p, DType t, std::size_t n);
+// The same, each value multiplied by `scale` (exact for a power of two).
+std::vector<float> download_as_float(const void* p, DType t, std::size_t n, float scale);
 
 }  // namespace genbench::attention

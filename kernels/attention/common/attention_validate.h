@@ -28,6 +28,17 @@ struct HostAttentionData {
   std::int64_t total_q() const;
 };
 
+// fp8 inputs (fp8_e4m3): the device implementations write O in bf16, and the stored e4m3
+// values carry a per-tensor descale (true value = stored x descale). The case fills Q, K and V
+// with 64 x the normal draw (the largest of ~1e9 draws, about 6 sigma, stays below e4m3's 448;
+// anything beyond 7 sigma saturates), so the descale is exactly 1/64. Other dtypes: output in
+// the input dtype, descale 1.
+DType output_dtype(DType input);
+float input_descale(DType input);
+// fp8 kernels compute P = 2^8 exp(s - max) before rounding it to e4m3 (more of the small
+// probabilities keep their mantissa); the input-precision model below does the same.
+constexpr float kFp8POffset = 256.0f;
+
 // Starts (cumulative lengths without the final total) of a batch of sequences.
 std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& lengths);
 
@@ -39,7 +50,9 @@ std::vector<std::int64_t> sample_rows(const HostAttentionData& d, std::int64_t b
 Validation validate_attention(const HostAttentionData& d, std::uint64_t seed);
 
 // The same computation in the input precision for one row: fp32 scores and softmax, P rounded
-// to the dtype, fp32 PV, output rounded. Exposed for the tests.
+// to the dtype, fp32 PV, output rounded to output_dtype(). For fp8: scores from the
+// dequantized inputs, P x kFp8POffset rounded to e4m3, output rounded to bf16. Exposed for the
+// tests.
 void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i, float* out,
                        float* lse);
 

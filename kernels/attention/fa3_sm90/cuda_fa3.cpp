@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
+#include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
 #include "kernels/registry.h"
 #include "ops/attention.h"
@@ -65,31 +66,77 @@ class Fa3Case final : public attention::DeviceAttentionCase {
 
 class Fa3 final : public Implementation {
  public:
+// fp8 (e4m3) inputs: the kernel of fa3_fp8_sm90.cu. O is bf16 and the inputs carry the case's
+// per-tensor descale (attention_validate.h); the V^T scratch the kernel's pre-pass writes is
+// allocated here, once.
+class Fa3Fp8Case final : public attention::DeviceAttentionCase {
+ public:
+  Fa3Fp8Case(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx) {
+    fa3::fp8::Problem p;
+    p.q = q_.get();
+    p.k = k_.get();
+    p.v = v_.get();
+    p.o = o_.get();
+    p.lse = lse_.as<float>();
+    p.batch = static_cast<int>(s.batch);
+    p.heads = static_cast<int>(s.heads);
+    p.heads_kv = static_cast<int>(s.heads_kv);
+    p.seqlen_q = static_cast<int>(s.seqlen_q);
+    p.seqlen_k = static_cast<int>(s.seqlen_k);
+    p.head_dim = static_cast<int>(s.head_dim);
+    vt_ = ctx.backend.allocate(fa3::fp8::vt_bytes(p.batch, p.heads_kv, p.head_dim, p.seqlen_k));
+    p.vt = vt_.get();
+    p.causal = s.causal;
+    p.scale = s.scale;
+    p.descale_q = p.descale_k = p.descale_v = descale();
+    const char* e = std::getenv("GENBENCH_FA3_PINGPONG");
+    p.pingpong = !(e && std::strcmp(e, "0") == 0);
+    launcher_ = std::make_unique<fa3::fp8::Launcher>(p);
+  }
+
+ protected:
+  void launch(cudaStream_t stream) override { launcher_->launch(stream); }
+  std::string config_name() const override { return launcher_->variant(); }
+
+ private:
+  DeviceBuffer vt_;
+  std::unique_ptr<fa3::fp8::Launcher> launcher_;
+};
+
   std::string name() const override { return "fa3"; }
   const Op& op() const override { return attention_op(); }
   BackendKind backend() const override { return BackendKind::cuda; }
   std::string description() const override {
     return "fused FlashAttention-3-style forward for Hopper (sm_90a): TMA, wgmma, warp-specialized "
-           "producer and 2 consumer warpgroups (own kernel)";
+           "producer and 2 consumer warpgroups (own kernel); fp8_e4m3 inputs give a bf16 output";
   }
 
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = AttentionShape::from(p);
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     if (prop.major != 9 || prop.minor != 0) return "fa3 needs sm_90a (Hopper)";
-    if (s.dtype != DType::bf16 && s.dtype != DType::fp16)
-      return strprintf("fa3 supports fp16 and bf16, not %s", dtype_name(s.dtype));
+    if (s.dtype == DType::fp8_e4m3) {
+      if (s.head_dim != 128 && s.head_dim != 256)
+        return strprintf("fa3 fp8 supports head_dim 128 and 256, not %lld", static_cast<long long>(s.head_dim));
+      if (s.varlen) return "fa3 fp8: varlen is not implemented (the V^T pre-pass pads each sequence's keys)";
+      if (s.batch * s.heads_kv > 65535) return "fa3 fp8: batch x heads_kv over 65535 (grid z of the V^T pass)";
+    } else if (s.dtype != DType::bf16 && s.dtype != DType::fp16) {
+      return strprintf("fa3 supports fp16, bf16 and fp8_e4m3, not %s", dtype_name(s.dtype));
+    }
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
       return strprintf("fa3 supports head_dim 64, 128 and 256, not %lld", static_cast<long long>(s.head_dim));
     if (s.batch > 65535) return "fa3: batch over 65535 (grid z limit)";
     if (s.heads > 65535) return "fa3: heads over 65535 (grid y limit)";
     if (s.batch * s.seqlen_q >= (std::int64_t{1} << 31) || s.batch * s.seqlen_k >= (std::int64_t{1} << 31))
       return "fa3: more than 2^31 rows";
+    if (s.dtype == DType::fp8_e4m3) return fa3::fp8::build_support();
     return fa3::build_support();
   }
 
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
-    return std::make_unique<Fa3Case>(AttentionShape::from(p), ctx);
+    const auto s = AttentionShape::from(p);
+    if (s.dtype == DType::fp8_e4m3) return std::make_unique<Fa3Fp8Case>(s, ctx);
+    return std::make_unique<Fa3Case>(s, ctx);
   }
 };
 

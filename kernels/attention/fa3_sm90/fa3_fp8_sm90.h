@@ -1,0 +1,61 @@
+#pragma once
+// fa3 fp8: the e4m3 forward of attention/fa3 for Hopper (sm_90a), kernel in fa3_fp8_sm90.cu.
+// Inputs Q, K, V in e4m3 with per-tensor descale factors (true value = stored x descale);
+// softmax in fp32; output O in bf16, LSE in fp32 as in the 16-bit kernel. Tensor maps are
+// encoded once per problem; launch() is stream-ordered and capturable.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+namespace genbench::fa3::fp8 {
+
+// 8-bit wgmma takes B only K-major, so O += P V needs V^T (keys contiguous). A pre-pass
+// kernel, launched in the same stream before the attention kernel, writes V^T as
+// [batch, heads_kv, head_dim, seqlen_k rounded up to kVtKeyPad] e4m3, zero past seqlen_k, with
+// the keys of every group of 16 permuted: position p of a group holds key vt_key_at(p) of that
+// group. The permutation makes the fp32 accumulator of S, packed per thread in register order,
+// the A fragment of the PV product (derivation in fa3_fp8_sm90.cu).
+constexpr int kVtKeyPad = 128;
+constexpr int vt_key_at(int p) { return 2 * (p / 4) + (p % 2) + 8 * ((p % 4) / 2); }
+// Byte j (0..3) of A register r (0..3) of a 32-key step is taken from accumulator register
+// 16 c + p_pack_source(r, j) of that step c: registers 0/2 of the A fragment come from row r0,
+// 1/3 from row r0 + 8; 0/1 from the first 16 keys, 2/3 from the second.
+constexpr int p_pack_source(int r, int j) { return 2 * (r % 2) + 8 * (r / 2) + (j % 2) + 4 * (j / 2); }
+
+// Q [batch, seqlen_q, heads, head_dim], K and V [batch, seqlen_k, heads_kv, head_dim] in e4m3;
+// O [batch, seqlen_q, heads, head_dim] in bf16; LSE fp32 [batch, heads, seqlen_q]. Causal is
+// bottom-right aligned. head_dim 128 or 256.
+struct Problem {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;
+  void* vt = nullptr;  // scratch of vt_bytes() bytes for V^T
+  int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+  bool causal = false;
+  float scale = 0;                                        // softmax scale
+  float descale_q = 1.f, descale_k = 1.f, descale_v = 1.f;  // true value = stored x descale
+  bool pingpong = true;
+};
+
+std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k);
+
+// "" when this build holds sm_90a code for the fp8 kernel, else why not.
+std::string build_support();
+
+class Launcher {
+ public:
+  explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
+  void launch(cudaStream_t stream) const;  // V^T pre-pass, then the attention kernel
+  std::string variant() const;
+
+ private:
+  Problem p_;
+  int bn_ = 0, stages_ = 0;
+  CUtensorMap tq_{}, tk_{}, tvt_{};
+};
+
+}  // namespace genbench::fa3::fp8
