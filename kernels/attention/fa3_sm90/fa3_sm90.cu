@@ -604,8 +604,10 @@ void Launcher::launch(cudaStream_t stream) const {
 }
 
 std::string Launcher::variant() const {
-  return strprintf("m%dn%dd%d-ws%d-kv2%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
-                   p_.pingpong ? "-pingpong" : "", persistent_ctas_ > 0 ? "-persist" : "",
+  // "m128n128d128-ws3-pp-ps varlen": tile, warpgroups, ping-pong, persistent, varlen (short: the
+  // variant column also carries graph replay statistics).
+  return strprintf("m%dn%dd%d-ws%d%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
+                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
                    p_.cu_q ? " varlen" : "");
 }
 
