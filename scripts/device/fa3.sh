@@ -13,21 +13,23 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/device-fa3}
 B=${BUILD:-build-dev}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 summary() { sed -n '/^Summary/,$p' "$1" | cut -c1-170; }
 case "${1:-}" in
   build)
     nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
-    (cd scripts/peers && CUDA_VISIBLE_DEVICES=1 timeout 240 python3 fa3_torch_sdpa.py > "../../$OUT/torch-sdpa.txt" 2>&1) &
+    (cd scripts/peers && CUDA_VISIBLE_DEVICES=1 timeout 240 python3 fa3_torch_sdpa.py > "$OUT/torch-sdpa.txt" 2>&1) &
     tp=$!
     env GENBENCH_CUDA_ARCHS=90a GENBENCH_JOBS="${GENBENCH_JOBS:-32}" timeout 400 scripts/build.sh "$B" > "$OUT/build.txt" 2>&1
-    echo "build rc=$? at ${SECONDS}s"
+    rc=$?
+    echo "build rc=$rc at ${SECONDS}s"
     grep -iE "warning|error" "$OUT/build.txt" | head -20
-    wait $tp
-    cat "$OUT/torch-sdpa.txt"
+    [ "${PEERS_WAIT:-1}" = 1 ] && { wait $tp; cat "$OUT/torch-sdpa.txt"; }
+    exit $rc
     ;;
   tests)
-    timeout 300 "$B/tests/genbench_tests" --gtest_filter='Fa3Gpu.*:AttentionGpu.*' > "$OUT/attention-tests.txt" 2>&1
+    timeout 300 "$B/tests/genbench_tests" --gtest_filter="${TEST_FILTER:-Fa3Gpu.*:AttentionGpu.*}" > "$OUT/attention-tests.txt" 2>&1
     echo "attention tests rc=$? at ${SECONDS}s"
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|Failure" "$OUT/attention-tests.txt" | head -30
     grep -E "varlen|consumer|m192" "$OUT/attention-tests.txt" | cut -c1-260 | head -12

@@ -20,8 +20,9 @@ namespace {
 
 // GENBENCH_FA3_PINGPONG=0 turns the consumer turn-taking off (for A/B measurements); the
 // variant string records which ran.
-bool pingpong_enabled() {
-  const char* e = std::getenv("GENBENCH_FA3_PINGPONG");
+// GENBENCH_FA3_PERSISTENT=0 launches one CTA per tile instead of one per SM.
+bool env_enabled(const char* name) {
+  const char* e = std::getenv(name);
   return !(e && std::strcmp(e, "0") == 0);
 }
 
@@ -47,7 +48,8 @@ fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const De
   p.causal = s.causal;
   p.bf16 = s.dtype == DType::bf16;
   p.scale = s.scale;
-  p.pingpong = pingpong_enabled();
+  p.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
+  p.persistent = env_enabled("GENBENCH_FA3_PERSISTENT");
   return p;
 }
 
@@ -64,8 +66,6 @@ class Fa3Case final : public attention::DeviceAttentionCase {
   fa3::Launcher launcher_;
 };
 
-class Fa3 final : public Implementation {
- public:
 // fp8 (e4m3) inputs: the kernel of fa3_fp8_sm90.cu. O is bf16 and the inputs carry the case's
 // per-tensor descale (attention_validate.h); the V^T scratch the kernel's pre-pass writes is
 // allocated here, once.
@@ -103,6 +103,8 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
   std::unique_ptr<fa3::fp8::Launcher> launcher_;
 };
 
+class Fa3 final : public Implementation {
+ public:
   std::string name() const override { return "fa3"; }
   const Op& op() const override { return attention_op(); }
   BackendKind backend() const override { return BackendKind::cuda; }
