@@ -5,8 +5,9 @@
 #                                 meanwhile: scripts/peers/fa3_torch_sdpa.py)
 #   scripts/device/fa3.sh tests   the attention and fa3 GPU tests, compute-sanitizer memcheck on
 #                                 fa3 varlen
-#   scripts/device/fa3.sh perf    configs/fa3.yaml, configs/fa3-tails.yaml and the d=64 A/B of
-#                                 configs/fa3_ab.yaml (2 vs 3 consumer warpgroups)
+#   scripts/device/fa3.sh perf    configs/fa3.yaml (persistent, then one CTA per tile),
+#                                 configs/fa3-tails.yaml and the d=64 A/B of configs/fa3_ab.yaml
+#                                 (2 vs 3 consumer warpgroups)
 # Logs and result files go to $OUT (default results/device-fa3); BUILD names the build tree.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,6 +46,9 @@ case "${1:-}" in
     echo "fa3.yaml rc=$? at ${SECONDS}s"; summary "$OUT/fa3.txt"
     timeout 200 "$B/bin/genbench" run configs/fa3-tails.yaml -o "$OUT/fa3-tails.h5" --force > "$OUT/tails.txt" 2>&1
     echo "fa3-tails.yaml rc=$? at ${SECONDS}s"; summary "$OUT/tails.txt"
+    GENBENCH_FA3_PERSISTENT=0 timeout 100 "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3-nonpersistent.h5" --force \
+      > "$OUT/fa3-nonpersistent.txt" 2>&1
+    echo "fa3.yaml, one CTA per tile, rc=$? at ${SECONDS}s"; summary "$OUT/fa3-nonpersistent.txt"
     for c in 2 3; do
       GENBENCH_FA3_CONSUMERS=$c timeout 100 "$B/bin/genbench" run configs/fa3_ab.yaml -o "$OUT/fa3-ab-c$c.h5" --force \
         > "$OUT/ab-c$c.txt" 2>&1
