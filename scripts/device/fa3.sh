@@ -44,8 +44,6 @@ case "${1:-}" in
   perf)
     timeout 150 "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3.h5" --force > "$OUT/fa3.txt" 2>&1
     echo "fa3.yaml rc=$? at ${SECONDS}s"; summary "$OUT/fa3.txt"
-    timeout 200 "$B/bin/genbench" run configs/fa3-tails.yaml -o "$OUT/fa3-tails.h5" --force > "$OUT/tails.txt" 2>&1
-    echo "fa3-tails.yaml rc=$? at ${SECONDS}s"; summary "$OUT/tails.txt"
     GENBENCH_FA3_PERSISTENT=0 timeout 100 "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3-nonpersistent.h5" --force \
       > "$OUT/fa3-nonpersistent.txt" 2>&1
     echo "fa3.yaml, one CTA per tile, rc=$? at ${SECONDS}s"; summary "$OUT/fa3-nonpersistent.txt"
@@ -54,6 +52,8 @@ case "${1:-}" in
         > "$OUT/ab-c$c.txt" 2>&1
       echo "fa3_ab consumers=$c rc=$? at ${SECONDS}s"; summary "$OUT/ab-c$c.txt"
     done
+    timeout 200 "$B/bin/genbench" run configs/fa3-tails.yaml -o "$OUT/fa3-tails.h5" --force > "$OUT/tails.txt" 2>&1
+    echo "fa3-tails.yaml rc=$? at ${SECONDS}s"; summary "$OUT/tails.txt"
     ;;
   *) echo "usage: $0 build|tests|perf" >&2; exit 2 ;;
 esac

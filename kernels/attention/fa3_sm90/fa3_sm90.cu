@@ -50,7 +50,8 @@ struct KernelParams {
   const int* cu_k;
   long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
   int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
-  int num_tiles;  // (query blocks of the longest sequence) x heads x batch
+  int num_m_blocks;  // query blocks of the longest sequence
+  int num_tiles;     // num_m_blocks x heads x batch
   float scale, scale_log2;
   int causal, pingpong;
 };
@@ -133,18 +134,18 @@ struct Tile {
   int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
 };
 
-// Tile t of the launch. Tiles are numbered by query block first, longest causal rows first
-// (block index from the end), then by sequence and head, so a persistent CTA striding over
-// them takes the longest work first. Varlen reads the sequence's start and length from
+// Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
+// longest causal rows first (block index from the end): CTAs running at the same time work on
+// few heads, whose K/V stay in L2 (docs/perf-notes.md, fa3 v2: ordering by query block first
+// was slower at seqlen 512). Varlen reads the sequence's start and length from
 // device memory (so one captured launch serves any set of lengths up to the maxima that
 // sized the launch) and addresses the packed tensors as one sequence (TMA batch 0).
 template <int BM, int BN>
 __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   Tile ti;
-  const int hb = p.heads * p.batch;
-  const int m_idx = t / hb, r = t - m_idx * hb;
-  ti.b = r / p.heads;
-  ti.h = r - ti.b * p.heads;
+  const int hb = t / p.num_m_blocks, m_idx = t - hb * p.num_m_blocks;
+  ti.b = hb / p.heads;
+  ti.h = hb - ti.b * p.heads;
   ti.seqlen_q = p.seqlen_q;
   ti.seqlen_k = p.seqlen_k;
   ti.start_q = ti.start_k = 0;
@@ -503,7 +504,8 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   kp.group = pr.heads / pr.heads_kv;
   kp.seqlen_q = pr.seqlen_q;
   kp.seqlen_k = pr.seqlen_k;
-  const long long tiles = static_cast<long long>((pr.seqlen_q + kBlockM - 1) / kBlockM) * pr.heads * pr.batch;
+  kp.num_m_blocks = (pr.seqlen_q + kBlockM - 1) / kBlockM;
+  const long long tiles = static_cast<long long>(kp.num_m_blocks) * pr.heads * pr.batch;
   if (tiles > 0x7fffffffLL) throw Error("fa3: more than 2^31 tiles");
   kp.num_tiles = static_cast<int>(tiles);
   kp.scale = pr.scale;
