@@ -54,6 +54,11 @@ case "${1:-}" in
     done
     timeout 200 "$B/bin/genbench" run configs/fa3-tails.yaml -o "$OUT/fa3-tails.h5" --force > "$OUT/tails.txt" 2>&1
     echo "fa3-tails.yaml rc=$? at ${SECONDS}s"; summary "$OUT/tails.txt"
+    # torch SDPA on the same GPU, after genbench (PEERS=0 skips it).
+    if [ "${PEERS:-1}" = 1 ]; then
+      (cd scripts/peers && timeout 200 python3 fa3_torch_sdpa.py > "$OUT/torch-sdpa-gpu0.txt" 2>&1)
+      echo "torch SDPA rc=$? at ${SECONDS}s"; cat "$OUT/torch-sdpa-gpu0.txt"
+    fi
     ;;
   *) echo "usage: $0 build|tests|perf" >&2; exit 2 ;;
 esac
