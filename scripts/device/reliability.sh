@@ -28,7 +28,7 @@ else
   step build 400 build.txt cmake --build "$B" -j 32 --target genbench genbench_tests genbench_mpi_tests
 fi
 step gpu-faults 300 gpu_faults.txt env GENBENCH_BIN="$B/bin/genbench" GENBENCH_MPIEXEC=mpirun \
-  /usr/bin/python3 -m pytest -v -p no:cacheprovider -rs tests/reliability/test_gpu_faults.py
+  "${PYTHON:-python3}" -m pytest -v -p no:cacheprovider -rs tests/reliability/test_gpu_faults.py
 grep -E "PASSED|FAILED|SKIPPED|ERROR|passed|failed" "$OUT/gpu_faults.txt" | tail -8
 step wait-units 120 wait_units.txt "$B/tests/genbench_tests" \
   --gtest_filter='FaultPlan.*:WaitByPolling.*:ActivityRecord.*:DeviceWait.*'
@@ -38,6 +38,6 @@ step mpi-nccl-np2 180 mpi_nccl2.txt mpirun --allow-run-as-root -np 2 -x NCCL_NVL
 grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/mpi_nccl2.txt" | head -10
 # The host-backend reliability suite with the same binary (no GPU needed; must stay green).
 step host-faults 300 host_faults.txt env GENBENCH_BIN="$B/bin/genbench" GENBENCH_MPIEXEC=mpirun \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/reliability/test_faults.py
+  "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider tests/reliability/test_faults.py
 tail -2 "$OUT/host_faults.txt"
 echo "== done at $(( $(date +%s) - t0 ))s"
