@@ -587,7 +587,11 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   bn_ = c.bn;
   consumers_ = c.consumers;
   dispatch(c, p.bf16, SetSmem{});
-  if (p.persistent) {
+  // Persistent only without causal masking: causal tiles differ in length by up to the number
+  // of query blocks, and a static stride over them left SMs idle (d=128 s=16K causal: 452 vs
+  // 695 TFLOP/s one CTA per tile, docs/perf-notes.md), while the hardware's CTA scheduler
+  // balances one-CTA-per-tile launches by itself.
+  if (p.persistent && !p.causal) {
     int dev = 0;
     GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
     GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&persistent_ctas_, cudaDevAttrMultiProcessorCount, dev));

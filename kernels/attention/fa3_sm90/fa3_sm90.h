@@ -28,7 +28,7 @@ struct Problem {
   bool bf16 = true;
   float scale = 0;
   bool pingpong = true;    // consumer warpgroups take turns issuing their GEMMs (named barriers)
-  bool persistent = true;  // one CTA per SM walking the tiles (else one CTA per tile)
+  bool persistent = true;  // non-causal: one CTA per SM walking the tiles (else one CTA per tile)
 };
 
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
