@@ -28,7 +28,7 @@ class EventTimer final : public Timer {
   void start() override { GENBENCH_CHECK_CUDA(cudaEventRecord(start_, stream_)); }
   void stop() override { GENBENCH_CHECK_CUDA(cudaEventRecord(stop_, stream_)); }
   double seconds() override {
-    GENBENCH_CHECK_CUDA(cudaEventSynchronize(stop_));
+    wait_event(stop_);  // polled: a hang inside NCCL stays visible to the watchdog and NCCL's errors
     float ms = 0;
     GENBENCH_CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
     return static_cast<double>(ms) * 1e-3;
@@ -105,7 +105,7 @@ class CudaBackendImpl final : public CudaBackend {
   }
 
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<EventTimer>(stream_); }
-  void synchronize() override { GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_)); }
+  void synchronize() override { wait_stream(stream_); }
 
   DeviceState sample_state() override { return nvml_ ? nvml_->sample() : DeviceState{}; }
 
