@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
@@ -18,17 +19,23 @@ namespace genbench {
 
 namespace {
 
-// GENBENCH_FA3_PINGPONG=0 turns the consumer turn-taking off (for A/B measurements); the
-// variant string records which ran.
-// GENBENCH_FA3_PERSISTENT=0 launches one CTA per tile instead of one per SM.
+// A/B switches (the variant string records what ran): GENBENCH_FA3_PINGPONG=0 turns the
+// consumer turn-taking off; GENBENCH_FA3_PERSISTENT=1 or 0 forces one CTA per SM or one per
+// tile (unset: the kernel's default for the problem).
 bool env_enabled(const char* name) {
   const char* e = std::getenv(name);
   return !(e && std::strcmp(e, "0") == 0);
 }
 
+int env_tristate(const char* name) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return -1;
+  return std::strcmp(e, "0") == 0 ? 0 : 1;
+}
+
 fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
                         const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
-                        const DeviceBuffer& cu_k) {
+                        const DeviceBuffer& cu_k, const DeviceBuffer& sched) {
   fa3::Problem p;
   p.q = q.get();
   p.k = k.get();
@@ -49,20 +56,30 @@ fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const De
   p.bf16 = s.dtype == DType::bf16;
   p.scale = s.scale;
   p.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
-  p.persistent = env_enabled("GENBENCH_FA3_PERSISTENT");
+  p.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
+  p.sched = sched.as<int>();
   return p;
 }
 
 class Fa3Case final : public attention::DeviceAttentionCase {
  public:
   Fa3Case(const AttentionShape& s, Context& ctx)
-      : DeviceAttentionCase(s, ctx), launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_)) {}
+      : DeviceAttentionCase(s, ctx),
+        sched_(zeroed(ctx, 2 * sizeof(int))),
+        launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_, sched_)) {}
 
  protected:
   void launch(cudaStream_t stream) override { launcher_.launch(stream); }
   std::string config_name() const override { return launcher_.variant(); }
 
  private:
+  static DeviceBuffer zeroed(Context& ctx, std::size_t bytes) {
+    DeviceBuffer b = ctx.backend.allocate(bytes);
+    GENBENCH_CHECK_CUDA(cudaMemset(b.get(), 0, bytes));
+    return b;
+  }
+
+  DeviceBuffer sched_;  // the persistent launch's tile counters (before launcher_: built first)
   fa3::Launcher launcher_;
 };
 

@@ -52,6 +52,7 @@ struct KernelParams {
   int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
   int num_m_blocks;  // query blocks of the longest sequence
   int num_tiles;     // num_m_blocks x heads x batch
+  int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
   float scale, scale_log2;
   int causal, pingpong;
 };
@@ -187,10 +188,18 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   // the O staging in it), so the next tile's Q may load.
   const std::uint32_t full_k = bar_q + 8, empty_k = bar_q + 24, full_v = bar_q + 40, empty_v = bar_q + 56;
   const std::uint32_t q_empty = bar_q + 72;
+  // Tile handout of a persistent launch: tile_full[s] = bar_q + 80 + 8s, tile_empty[s] =
+  // +96 + 8s, the tile numbers in the two int slots at +112.
+  const std::uint32_t tile_full = bar_q + 80, tile_empty = bar_q + 96;
+  volatile int* tile_slot = reinterpret_cast<volatile int*>(smem + L::kOffBar + 112);
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(bar_q, 1);
     sm90::mbar_init(q_empty, 4 * C);  // one arrival per consumer warp
+    sm90::mbar_init(tile_full, 1);
+    sm90::mbar_init(tile_full + 8, 1);
+    sm90::mbar_init(tile_empty, 4 * C);
+    sm90::mbar_init(tile_empty + 8, 4 * C);
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(full_k + 8 * s, 1);
@@ -202,19 +211,37 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   }
   __syncthreads();
 
-  // Every warpgroup walks the same tiles (t = blockIdx.x, + gridDim.x, ...): a persistent
-  // launch has one CTA per SM; a plain launch one CTA per tile. Ring positions (K/V block g,
-  // Q tile qn) count across tiles, so the producer runs ahead into the next tile.
+  // Tiles: a plain launch has one CTA per tile (tile blockIdx.x, then none). A persistent launch
+  // (p.sched set) has one CTA per SM: each starts with tile blockIdx.x, and its producer claims
+  // every further tile from the global counter, in order, so the SMs stay balanced however the
+  // tiles differ in length, and CTAs running at once work on neighbouring tiles (shared K/V in
+  // L2). The producer hands each tile number (num_tiles = the end) to the consumers through
+  // the two slots. Ring positions (K/V block g, Q tile qn) count across tiles, so the
+  // producer runs ahead into the next tile.
+  const bool dynamic = p.sched != nullptr;
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   if (wg == 0) {
     // ---------------------------------------------------------------- producer
     sm90::setmaxnreg_dec<L::kProducerRegs>();
     if (threadIdx.x == 0) {
+      auto next_tile = [&](int j) {
+        const int t = j == 0 ? static_cast<int>(blockIdx.x)
+                             : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_tiles);
+        if (dynamic) {
+          const int s = j & 1;
+          if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
+          tile_slot[s] = min(t, p.num_tiles);
+          sm90::mbar_arrive(tile_full + 8 * s);
+        }
+        return t;
+      };
       sm90::prefetch_tensormap(&tm_q);
       sm90::prefetch_tensormap(&tm_k);
       sm90::prefetch_tensormap(&tm_v);
       int g = 0, qn = 0;
-      for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+      for (int j = 0;; ++j) {
+        const int t = next_tile(j);
+        if (t >= p.num_tiles) break;
         const Tile ti = tile_of<kBlockM, BN>(p, t);
         if (!ti.valid) continue;
         const int hk = ti.h / p.group;
@@ -239,6 +266,15 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
           for (int c = 0; c < L::kChunks; ++c)
             sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk,
                               ti.start_k + n * BN, ti.tma_b);
+        }
+      }
+      if (p.sched) {
+        // The last CTA to finish resets the counters for the next launch (every CTA has taken
+        // its last tile number before it counts itself finished).
+        __threadfence();
+        if (atomicAdd(p.sched + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+          p.sched[0] = 0;
+          p.sched[1] = 0;
         }
       }
     }
@@ -277,6 +313,14 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   auto release = [&](std::uint32_t bar) {
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(bar);
+  };
+  auto next_tile = [&](int j) {
+    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : p.num_tiles;
+    const int s = j & 1;
+    sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
+    const int t = tile_slot[s];
+    release(tile_empty + 8 * s);
+    return t;
   };
 
   // Softmax of one block in S (in place: S becomes P in fp32), updating max/sum; corr_* is
@@ -342,7 +386,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   };
 
   int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
-  for (int t = blockIdx.x; t < p.num_tiles; t += gridDim.x) {
+  for (int j = 0;; ++j) {
+    const int t = next_tile(j);
+    if (t >= p.num_tiles) break;
     const Tile ti = tile_of<kBlockM, BN>(p, t);
     if (!ti.valid) continue;
     const int n_blocks = ti.n_blocks;
@@ -513,6 +559,7 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   kp.causal = pr.causal ? 1 : 0;
   kp.pingpong = pr.pingpong ? 1 : 0;
   const int grid = ctas > 0 ? static_cast<int>(std::min<long long>(tiles, ctas)) : kp.num_tiles;
+  kp.sched = ctas > 0 ? pr.sched : nullptr;
   kernel<<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
   GENBENCH_CHECK_LAUNCH();
 }
@@ -587,11 +634,11 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   bn_ = c.bn;
   consumers_ = c.consumers;
   dispatch(c, p.bf16, SetSmem{});
-  // Persistent only without causal masking: causal tiles differ in length by up to the number
-  // of query blocks, and a static stride over them left SMs idle (d=128 s=16K causal: 452 vs
-  // 695 TFLOP/s one CTA per tile, docs/perf-notes.md), while the hardware's CTA scheduler
-  // balances one-CTA-per-tile launches by itself.
-  if (p.persistent && !p.causal) {
+  // Persistent by default only without causal masking (docs/perf-notes.md, fa3 v2: causal
+  // tiles differ in length, and one CTA per tile was as fast or faster there).
+  const bool persistent = p.persistent > 0 || (p.persistent < 0 && !p.causal);
+  if (persistent) {
+    if (!p.sched) throw Error("fa3: a persistent launch needs the scheduler counters (Problem::sched)");
     int dev = 0;
     GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
     GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&persistent_ctas_, cudaDevAttrMultiProcessorCount, dev));

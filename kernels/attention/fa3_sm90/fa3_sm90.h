@@ -28,7 +28,10 @@ struct Problem {
   bool bf16 = true;
   float scale = 0;
   bool pingpong = true;    // consumer warpgroups take turns issuing their GEMMs (named barriers)
-  bool persistent = true;  // non-causal: one CTA per SM walking the tiles (else one CTA per tile)
+  // One CTA per SM claiming tiles from a counter (1), one CTA per tile (0), or the kernel's
+  // default for the problem (-1: persistent without causal masking).
+  int persistent = -1;
+  int* sched = nullptr;  // 2 ints of zeroed device memory, needed by persistent launches
 };
 
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).

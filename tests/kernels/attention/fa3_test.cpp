@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -222,6 +223,48 @@ TEST_F(Fa3Gpu, Fp8RefusesVarlenAndHeadDim64) {
   EXPECT_EQ(im->can_implement(fa3_point({1, 4, 4, 128, 128}, 128, false, "fp8_e4m3"), ctx), "");
   EXPECT_NE(im->can_implement(fa3_point({2, 4, 4, 128, 128}, 128, false, "fp8_e4m3", false, true), ctx), "");
   EXPECT_NE(im->can_implement(fa3_point({1, 4, 4, 128, 128}, 64, false, "fp8_e4m3"), ctx), "");
+}
+
+// Both launch modes on shapes whose default is the other one: persistent (tiles claimed from
+// a counter; causal tiles of unequal length, varlen with skipped tiles, graph replays that
+// rely on the counters resetting themselves) and one CTA per tile (non-causal).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
+  ScopedEnv env("GENBENCH_FA3_PERSISTENT", "1");
+  for (std::int64_t d : {64, 128, 256}) {
+    check({2, 3, 3, 1000, 1000}, d, true, "bf16");
+    check({1, 4, 2, 3000, 5000}, d, true, "fp16");
+  }
+  check({1, 4, 4, 5000, 3000}, 128, true, "bf16");  // rows that see no key
+  check({5, 4, 2, 1000, 1000}, 128, true, "bf16", false, true);
+  auto c = check({6, 4, 2, 900, 900}, 64, true, "bf16", true, true);  // graph: replays reuse the counters
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->variant().find("-ps"), std::string::npos) << c->variant();
+#ifdef GENBENCH_HAVE_CUDA
+  // After the validation's 20-odd replays: still correct (the counters reset every launch).
+  auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c.get());
+  ASSERT_NE(dc, nullptr);
+  dc->poison_outputs();
+  dc->execute();
+  const Validation v = dc->check_outputs();
+  EXPECT_TRUE(v.ok) << v.detail;
+#endif
+}
+
+TEST_F(Fa3Gpu, OneCtaPerTileEveryMode) {
+  ScopedEnv env("GENBENCH_FA3_PERSISTENT", "0");
+  for (std::int64_t d : {64, 128, 256}) check({2, 3, 3, 1000, 1000}, d, false, "bf16");
+  auto c = check({5, 4, 2, 1000, 1000}, 128, false, "bf16", true, true);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->variant().find("-ps"), std::string::npos) << c->variant();
 }
 
 TEST_F(Fa3Gpu, RefusesOtherDtypes) {
