@@ -29,7 +29,7 @@ struct Problem {
   float scale = 0;
   bool pingpong = true;    // consumer warpgroups take turns issuing their GEMMs (named barriers)
   // One CTA per SM claiming tiles from a counter (1), one CTA per tile (0), or the kernel's
-  // default for the problem (-1: persistent without causal masking).
+  // default (-1: persistent).
   int persistent = -1;
   int* sched = nullptr;  // 2 ints of zeroed device memory, needed by persistent launches
 };
