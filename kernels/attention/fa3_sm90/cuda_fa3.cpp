@@ -33,29 +33,35 @@ int env_tristate(const char* name) {
   return std::strcmp(e, "0") == 0 ? 0 : 1;
 }
 
+// The part of a kernel's problem every fa3 kernel shares, from the shape and the case's buffers.
+void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k,
+                 const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse) {
+  t.q = q.get();
+  t.k = k.get();
+  t.v = v.get();
+  t.o = o.get();
+  t.lse = lse.as<float>();
+  t.batch = static_cast<int>(s.batch);
+  t.heads = static_cast<int>(s.heads);
+  t.heads_kv = static_cast<int>(s.heads_kv);
+  t.seqlen_q = static_cast<int>(s.seqlen_q);
+  t.seqlen_k = static_cast<int>(s.seqlen_k);
+  t.head_dim = static_cast<int>(s.head_dim);
+  t.causal = s.causal;
+  t.scale = s.scale;
+  t.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
+}
+
 fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
                         const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
                         const DeviceBuffer& cu_k, const DeviceBuffer& sched) {
   fa3::Problem p;
-  p.q = q.get();
-  p.k = k.get();
-  p.v = v.get();
-  p.o = o.get();
-  p.lse = lse.as<float>();
+  set_tensors(p, s, q, k, v, o, lse);
   if (s.varlen) {
     p.cu_q = cu_q.as<int>();
     p.cu_k = cu_k.as<int>();
   }
-  p.batch = static_cast<int>(s.batch);
-  p.heads = static_cast<int>(s.heads);
-  p.heads_kv = static_cast<int>(s.heads_kv);
-  p.seqlen_q = static_cast<int>(s.seqlen_q);
-  p.seqlen_k = static_cast<int>(s.seqlen_k);
-  p.head_dim = static_cast<int>(s.head_dim);
-  p.causal = s.causal;
   p.bf16 = s.dtype == DType::bf16;
-  p.scale = s.scale;
-  p.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
   p.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
   p.sched = sched.as<int>();
   return p;
@@ -90,24 +96,10 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
  public:
   Fa3Fp8Case(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx) {
     fa3::fp8::Problem p;
-    p.q = q_.get();
-    p.k = k_.get();
-    p.v = v_.get();
-    p.o = o_.get();
-    p.lse = lse_.as<float>();
-    p.batch = static_cast<int>(s.batch);
-    p.heads = static_cast<int>(s.heads);
-    p.heads_kv = static_cast<int>(s.heads_kv);
-    p.seqlen_q = static_cast<int>(s.seqlen_q);
-    p.seqlen_k = static_cast<int>(s.seqlen_k);
-    p.head_dim = static_cast<int>(s.head_dim);
+    set_tensors(p, s, q_, k_, v_, o_, lse_);
     vt_ = ctx.backend.allocate(fa3::fp8::vt_bytes(p.batch, p.heads_kv, p.head_dim, p.seqlen_k));
     p.vt = vt_.get();
-    p.causal = s.causal;
-    p.scale = s.scale;
     p.descale_q = p.descale_k = p.descale_v = descale();
-    const char* e = std::getenv("GENBENCH_FA3_PINGPONG");
-    p.pingpong = !(e && std::strcmp(e, "0") == 0);
     launcher_ = std::make_unique<fa3::fp8::Launcher>(p);
   }
 

@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   float s_acc[BN / 2];
   std::uint32_t pf[BN / 32][4];
-  float m_a = kNegInf, m_b = kNegInf, l_a = 0.f, l_b = 0.f, corr_a = 1.f, corr_b = 1.f;
+  OnlineSoftmax<BN> sm;
 
   const bool pingpong = p.pingpong != 0;
   auto turn_wait = [&]() {
@@ -260,57 +260,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
 
   // Online softmax of one block, S -> P in fp32 in place (scores in stored units; the scale
-  // with both descales is folded into the exp2 argument).
+  // with both descales is folded into the exp2 argument), P offset by 2^kPOffsetLog2.
   auto softmax = [&](int n) {
-    if ((n + 1) * BN > mask_from) {
-#pragma unroll
-      for (int i = 0; i < BN / 8; ++i) {
-        const int col = n * BN + 8 * i + 2 * (lane % 4);
-        if (col >= lim_a) s_acc[4 * i] = kNegInf;
-        if (col + 1 >= lim_a) s_acc[4 * i + 1] = kNegInf;
-        if (col >= lim_b) s_acc[4 * i + 2] = kNegInf;
-        if (col + 1 >= lim_b) s_acc[4 * i + 3] = kNegInf;
-      }
-    }
-    float mx_a = m_a, mx_b = m_b;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      mx_a = fmaxf(mx_a, fmaxf(s_acc[4 * i], s_acc[4 * i + 1]));
-      mx_b = fmaxf(mx_b, fmaxf(s_acc[4 * i + 2], s_acc[4 * i + 3]));
-    }
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-    // A row with no visible key so far keeps max -inf: subtract 0 instead, so exp2 gives 0.
-    const float ms_a = mx_a == kNegInf ? 0.f : mx_a * sl2;
-    const float ms_b = mx_b == kNegInf ? 0.f : mx_b * sl2;
-    corr_a = ex2(m_a * sl2 - ms_a);
-    corr_b = ex2(m_b * sl2 - ms_b);
-    const float base_a = ms_a - kPOffsetLog2, base_b = ms_b - kPOffsetLog2;
-    m_a = mx_a;
-    m_b = mx_b;
-    float sum_a = 0.f, sum_b = 0.f;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      s_acc[4 * i] = ex2(fmaf(s_acc[4 * i], sl2, -base_a));
-      s_acc[4 * i + 1] = ex2(fmaf(s_acc[4 * i + 1], sl2, -base_a));
-      s_acc[4 * i + 2] = ex2(fmaf(s_acc[4 * i + 2], sl2, -base_b));
-      s_acc[4 * i + 3] = ex2(fmaf(s_acc[4 * i + 3], sl2, -base_b));
-      sum_a += s_acc[4 * i] + s_acc[4 * i + 1];
-      sum_b += s_acc[4 * i + 2] + s_acc[4 * i + 3];
-    }
-    l_a = l_a * corr_a + sum_a;  // per-thread partial sums of the fp32 P; reduced over the quad at the end
-    l_b = l_b * corr_b + sum_b;
-  };
-  auto rescale_o = [&]() {
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      o[4 * i] *= corr_a;
-      o[4 * i + 1] *= corr_a;
-      o[4 * i + 2] *= corr_b;
-      o[4 * i + 3] *= corr_b;
-    }
+    if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
+    sm.update(s_acc, sl2, kPOffsetLog2);
   };
   // P (fp32 accumulator layout) -> e4m3 A fragments, one per 32-key step c; the byte order is
   // the key permutation described at the top of the file.
@@ -347,7 +300,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::mbar_wait(full_k + 8 * sk, phk);
       turn_wait();
       issue_qk<D>(s_acc, q_base, s_k + sk * L::kKBytes);
-      rescale_o();
+      sm.rescale<D>(o);
       sm90::mbar_wait(full_v + 8 * sv, phv);
       issue_pv<D>(o, pf, s_v + sv * L::kVBytes);
       turn_pass(false);
@@ -366,7 +319,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     {
       const int it = n_blocks, sv = (it - 1) % S;
       const std::uint32_t phv = ((it - 1) / S) & 1;
-      rescale_o();
+      sm.rescale<D>(o);
       sm90::mbar_wait(full_v + 8 * sv, phv);
       turn_wait();
       issue_pv<D>(o, pf, s_v + sv * L::kVBytes);
@@ -379,12 +332,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // ------------------------------------------------------------------ epilogue
-  l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-  l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-  l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-  l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
-  const float inv_a = l_a > 0.f ? p.descale_v / l_a : 0.f;
-  const float inv_b = l_b > 0.f ? p.descale_v / l_b : 0.f;
+  sm.reduce_sums();
+  const float inv_a = sm.l_a > 0.f ? p.descale_v / sm.l_a : 0.f;
+  const float inv_b = sm.l_b > 0.f ? p.descale_v / sm.l_b : 0.f;
   // O in bf16 straight from the accumulators: a quad writes 16 contiguous bytes of a row.
   const std::int64_t o_row = (static_cast<std::int64_t>(b) * seqlen_q + row_a) * p.heads + h;
   std::uint32_t* o_a = reinterpret_cast<std::uint32_t*>(p.o + o_row * D) + (lane % 4);
@@ -400,8 +350,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (lane % 4 == 0) {
     const std::int64_t lse_row = (static_cast<std::int64_t>(b) * p.heads + h) * seqlen_q;
     constexpr float kPOffsetLn = kPOffsetLog2 * 0.6931471805599453f;
-    if (row_a < seqlen_q) p.lse[lse_row + row_a] = l_a > 0.f ? m_a * p.scale_qk + logf(l_a) - kPOffsetLn : kNegInf;
-    if (row_b < seqlen_q) p.lse[lse_row + row_b] = l_b > 0.f ? m_b * p.scale_qk + logf(l_b) - kPOffsetLn : kNegInf;
+    if (row_a < seqlen_q)
+      p.lse[lse_row + row_a] = sm.l_a > 0.f ? sm.m_a * p.scale_qk + logf(sm.l_a) - kPOffsetLn : kNegInf;
+    if (row_b < seqlen_q)
+      p.lse[lse_row + row_b] = sm.l_b > 0.f ? sm.m_b * p.scale_qk + logf(sm.l_b) - kPOffsetLn : kNegInf;
   }
 #endif  // GENBENCH_SM90A_ENABLED
 }

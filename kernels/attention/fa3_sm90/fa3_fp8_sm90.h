@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/attention/fa3_sm90/fa3_sm90.h"
+
 namespace genbench::fa3::fp8 {
 
 // 8-bit wgmma takes B only K-major, so O += P V needs V^T (keys contiguous). A pre-pass
@@ -24,21 +26,10 @@ constexpr int vt_key_at(int p) { return 2 * (p / 4) + (p % 2) + 8 * ((p % 4) / 2
 // 1/3 from row r0 + 8; 0/1 from the first 16 keys, 2/3 from the second.
 constexpr int p_pack_source(int r, int j) { return 2 * (r % 2) + 8 * (r / 2) + (j % 2) + 4 * (j / 2); }
 
-// Q [batch, seqlen_q, heads, head_dim], K and V [batch, seqlen_k, heads_kv, head_dim] in e4m3;
-// O [batch, seqlen_q, heads, head_dim] in bf16; LSE fp32 [batch, heads, seqlen_q]. Causal is
-// bottom-right aligned. head_dim 128 or 256.
-struct Problem {
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* v = nullptr;
-  void* o = nullptr;
-  float* lse = nullptr;
+// Q, K and V in e4m3, O in bf16 (layouts of fa3::Tensors); head_dim 128 or 256.
+struct Problem : Tensors {
   void* vt = nullptr;  // scratch of vt_bytes() bytes for V^T
-  int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
-  bool causal = false;
-  float scale = 0;                                        // softmax scale
   float descale_q = 1.f, descale_k = 1.f, descale_v = 1.f;  // true value = stored x descale
-  bool pingpong = true;
 };
 
 std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k);

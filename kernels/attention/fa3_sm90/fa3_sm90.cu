@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   float o[D / 2];
   float s_acc[BN / 2];
   std::uint32_t pf[BN / 16][4];
-  float m_a, m_b, l_a, l_b, corr_a, corr_b;
+  OnlineSoftmax<BN> sm;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
 
   auto release = [&](std::uint32_t bar) {
@@ -323,57 +323,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     return t;
   };
 
-  // Softmax of one block in S (in place: S becomes P in fp32), updating max/sum; corr_* is
-  // the factor the accumulated O must take before this block's PV is added.
+  // Softmax of block n in S (in place: S becomes P in fp32); masking only where a block
+  // reaches past the tile's smallest key limit.
   auto softmax = [&](int n) {
-    if ((n + 1) * BN > mask_from) {
-#pragma unroll
-      for (int i = 0; i < BN / 8; ++i) {
-        const int col = n * BN + 8 * i + 2 * (lane % 4);
-        if (col >= lim_a) s_acc[4 * i] = kNegInf;
-        if (col + 1 >= lim_a) s_acc[4 * i + 1] = kNegInf;
-        if (col >= lim_b) s_acc[4 * i + 2] = kNegInf;
-        if (col + 1 >= lim_b) s_acc[4 * i + 3] = kNegInf;
-      }
-    }
-    float mx_a = m_a, mx_b = m_b;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      mx_a = fmaxf(mx_a, fmaxf(s_acc[4 * i], s_acc[4 * i + 1]));
-      mx_b = fmaxf(mx_b, fmaxf(s_acc[4 * i + 2], s_acc[4 * i + 3]));
-    }
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-    // A row with no visible key so far keeps max -inf: subtract 0 instead, so exp2 gives 0.
-    const float base_a = mx_a == kNegInf ? 0.f : mx_a * sl2;
-    const float base_b = mx_b == kNegInf ? 0.f : mx_b * sl2;
-    corr_a = ex2(m_a * sl2 - base_a);
-    corr_b = ex2(m_b * sl2 - base_b);
-    m_a = mx_a;
-    m_b = mx_b;
-    float sum_a = 0.f, sum_b = 0.f;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      s_acc[4 * i] = ex2(fmaf(s_acc[4 * i], sl2, -base_a));
-      s_acc[4 * i + 1] = ex2(fmaf(s_acc[4 * i + 1], sl2, -base_a));
-      s_acc[4 * i + 2] = ex2(fmaf(s_acc[4 * i + 2], sl2, -base_b));
-      s_acc[4 * i + 3] = ex2(fmaf(s_acc[4 * i + 3], sl2, -base_b));
-      sum_a += s_acc[4 * i] + s_acc[4 * i + 1];
-      sum_b += s_acc[4 * i + 2] + s_acc[4 * i + 3];
-    }
-    l_a = l_a * corr_a + sum_a;  // per-thread partial sums; reduced over the quad at the end
-    l_b = l_b * corr_b + sum_b;
-  };
-  auto rescale_o = [&]() {
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      o[4 * i] *= corr_a;
-      o[4 * i + 1] *= corr_a;
-      o[4 * i + 2] *= corr_b;
-      o[4 * i + 3] *= corr_b;
-    }
+    if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
+    sm.update(s_acc, sl2, 0.f);
   };
   auto convert_p = [&]() {
 #pragma unroll
@@ -401,9 +355,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    m_a = m_b = kNegInf;
-    l_a = l_b = 0.f;
-    corr_a = corr_b = 1.f;
+    sm = OnlineSoftmax<BN>();
 
     sm90::mbar_wait(bar_q, qn & 1);
     ++qn;
@@ -427,7 +379,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
         sm90::mbar_wait(full_k + 8 * sk, (gk >> 1) & 1);
         turn_wait();
         issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
-        rescale_o();
+        sm.rescale<D>(o);
         sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
         issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
         turn_pass();
@@ -445,7 +397,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
       // PV of block 0.
       {
         const int gv = g + n_blocks - 1, sv = gv & 1;
-        rescale_o();
+        sm.rescale<D>(o);
         sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
         turn_wait();
         issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
@@ -463,12 +415,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     // ---------------------------------------------------------------- epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
     const Tile te = tile_of<kBlockM, BN>(p, t);
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
-    const float inv_a = l_a > 0.f ? 1.f / l_a : 0.f;
-    const float inv_b = l_b > 0.f ? 1.f / l_b : 0.f;
+    sm.reduce_sums();
+    const float inv_a = sm.l_a > 0.f ? 1.f / sm.l_a : 0.f;
+    const float inv_b = sm.l_b > 0.f ? 1.f / sm.l_b : 0.f;
 
     // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
     // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
@@ -505,8 +454,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
       const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
                                           : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
       const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
-      if (ra < te.seqlen_q) p.lse[lse_row + ra] = l_a > 0.f ? m_a * p.scale + logf(l_a) : kNegInf;
-      if (rb < te.seqlen_q) p.lse[lse_row + rb] = l_b > 0.f ? m_b * p.scale + logf(l_b) : kNegInf;
+      if (ra < te.seqlen_q) p.lse[lse_row + ra] = sm.l_a > 0.f ? sm.m_a * p.scale + logf(sm.l_a) : kNegInf;
+      if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) : kNegInf;
     }
   }
   if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival

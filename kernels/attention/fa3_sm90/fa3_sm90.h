@@ -9,25 +9,30 @@
 
 namespace genbench::fa3 {
 
-// Q, O [batch, seqlen_q, heads, head_dim]; K, V [batch, seqlen_k, heads_kv, head_dim], all
-// fp16 or bf16; LSE fp32 [batch, heads, seqlen_q]. Causal is bottom-right aligned.
-// Varlen (cu_q and cu_k set): sequences packed along the rows, sequence b occupying rows
-// [cu[b], cu[b+1]) of buffers sized batch * seqlen rows; seqlen_q/seqlen_k are the maxima
-// (they size the grid), the lengths are read on the device at every launch; LSE is
-// [heads, batch * seqlen_q] indexed by the packed row.
-struct Problem {
+// What every fa3 kernel takes: Q, O [batch, seqlen_q, heads, head_dim]; K, V [batch,
+// seqlen_k, heads_kv, head_dim]; LSE fp32 [batch, heads, seqlen_q]. Causal is bottom-right
+// aligned.
+struct Tensors {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
   void* o = nullptr;
   float* lse = nullptr;
-  const int* cu_q = nullptr;  // varlen: cumulative lengths (batch + 1 int32) in device memory
-  const int* cu_k = nullptr;
   int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
   bool causal = false;
+  float scale = 0;       // softmax scale
+  bool pingpong = true;  // consumer warpgroups take turns issuing their GEMMs (named barriers)
+};
+
+// The 16-bit kernel: all tensors fp16 or bf16.
+// Varlen (cu_q and cu_k set): sequences packed along the rows, sequence b occupying rows
+// [cu[b], cu[b+1]) of buffers sized batch * seqlen rows; seqlen_q/seqlen_k are the maxima
+// (they size the grid), the lengths are read on the device at every launch; LSE is
+// [heads, batch * seqlen_q] indexed by the packed row.
+struct Problem : Tensors {
+  const int* cu_q = nullptr;  // varlen: cumulative lengths (batch + 1 int32) in device memory
+  const int* cu_k = nullptr;
   bool bf16 = true;
-  float scale = 0;
-  bool pingpong = true;    // consumer warpgroups take turns issuing their GEMMs (named barriers)
   // One CTA per SM claiming tiles from a counter (1), one CTA per tile (0), or the kernel's
   // default (-1: persistent).
   int persistent = -1;
