@@ -17,6 +17,7 @@
 #include "core/strings.h"
 #include "ops/collective.h"
 #include "ops/implementation.h"
+#include "support/points.h"
 #include "support/test_env.h"
 
 namespace genbench {
@@ -24,9 +25,7 @@ namespace {
 
 Point coll_point(const std::string& kind, std::int64_t bytes, const std::string& dtype, const std::string& redop,
                  bool in_place, const std::string& mode, int root) {
-  Point p;
-  p.impl = "nccl";
-  for (const auto& a : collective_op().axes()) p.values.push_back(a.default_value);
+  Point p = test::point_with(collective_op(), "nccl");
   namespace c = collective_axis;
   p.values[c::collective] = kind;
   p.values[c::bytes] = bytes;

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "ops/implementation.h"
 #include "ops/overlap.h"
+#include "support/points.h"
 #include "support/test_env.h"
 
 namespace genbench {
@@ -19,9 +20,7 @@ namespace {
 
 Point overlap_point(const std::string& coll, std::int64_t chunks, std::int64_t ctas, const std::string& prio,
                     const std::string& dtype = "bf16") {
-  Point p;
-  p.impl = "cuda";
-  for (const auto& a : overlap_op().axes()) p.values.push_back(a.default_value);
+  Point p = test::point_with(overlap_op(), "cuda");
   namespace o = overlap_axis;
   p.values[o::m] = std::int64_t{512};
   p.values[o::n] = std::int64_t{256};

@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "kernels/collective/nccl/device_fill.h"
 #include "ops/collective_data.h"
+#include "support/points.h"
 
 namespace genbench {
 namespace {
@@ -23,8 +24,7 @@ TEST(NcclDeviceFill, EqualsCollectiveInputInEveryType) {
   std::vector<unsigned char> host(static_cast<std::size_t>(n) * 4);
   for (const char* dtype : {"fp32", "fp16", "bf16", "int32", "fp8_e4m3", "fp8_e5m2"})
     for (const char* redop : {"sum", "prod"}) {
-      Point p;
-      for (const auto& a : collective_op().axes()) p.values.push_back(a.default_value);
+      Point p = test::point_with(collective_op(), "");
       p.values[collective_axis::dtype] = std::string(dtype);
       p.values[collective_axis::redop] = std::string(redop);
       p.values[collective_axis::bytes] = std::int64_t{1} << 20;

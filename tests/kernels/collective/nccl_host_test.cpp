@@ -8,13 +8,13 @@
 #include "backend/cuda/convert.h"
 #include "ops/collective.h"
 #include "ops/collective_data.h"
+#include "support/points.h"
 
 namespace genbench {
 namespace {
 
 Point coll_point(const char* kind, std::int64_t bytes, const char* dtype, const char* redop, int root) {
-  Point p;
-  for (const auto& a : collective_op().axes()) p.values.push_back(a.default_value);
+  Point p = test::point_with(collective_op(), "");
   namespace c = collective_axis;
   p.values[c::collective] = std::string(kind);
   p.values[c::bytes] = bytes;

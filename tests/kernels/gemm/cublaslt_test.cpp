@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "ops/gemm.h"
 #include "ops/implementation.h"
+#include "support/points.h"
 #include "support/test_env.h"
 
 namespace genbench {
@@ -24,9 +25,7 @@ struct G {
 };
 
 Point gemm_point(const G& g) {
-  Point p;
-  p.impl = "cublaslt";
-  for (const auto& a : gemm_op().axes()) p.values.push_back(a.default_value);
+  Point p = test::point_with(gemm_op(), "cublaslt");
   namespace x = gemm_axis;
   p.values[x::m] = g.m;
   p.values[x::n] = g.n;
