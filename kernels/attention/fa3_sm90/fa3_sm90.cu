@@ -191,7 +191,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
   // Tile handout of a persistent launch: tile_full[s] = bar_q + 80 + 8s, tile_empty[s] =
   // +96 + 8s, the tile numbers in the two int slots at +112.
   const std::uint32_t tile_full = bar_q + 80, tile_empty = bar_q + 96;
-  volatile int* tile_slot = reinterpret_cast<volatile int*>(smem + L::kOffBar + 112);
+  // The slots are written and read with shared-memory atomics (ordered by the mbarriers like
+  // any access; atomics also tell compute-sanitizer's racecheck that the handoff is intended).
+  int* tile_slot = reinterpret_cast<int*>(smem + L::kOffBar + 112);
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(bar_q, 1);
@@ -230,7 +232,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
         if (dynamic) {
           const int s = j & 1;
           if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
-          tile_slot[s] = min(t, p.num_tiles);
+          atomicExch(tile_slot + s, min(t, p.num_tiles));
           sm90::mbar_arrive(tile_full + 8 * s);
         }
         return t;
@@ -318,7 +320,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
     if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : p.num_tiles;
     const int s = j & 1;
     sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
-    const int t = tile_slot[s];
+    int t = 0;
+    if (lane == 0) t = atomicAdd(tile_slot + s, 0);  // one read per warp
+    t = __shfl_sync(0xffffffffu, t, 0);
     release(tile_empty + 8 * s);
     return t;
   };
