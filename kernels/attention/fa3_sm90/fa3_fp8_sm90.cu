@@ -40,6 +40,7 @@
 #include "core/strings.h"
 #include "kernels/attention/fa3_sm90/fa3_device.cuh"
 #include "kernels/common/sm90_ptx.cuh"
+#include "kernels/common/sm90_support.h"
 #include "kernels/common/tma_map.h"
 
 namespace genbench::fa3::fp8 {
@@ -417,17 +418,7 @@ std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k) {
 }
 
 std::string build_support() {
-  cudaFuncAttributes a{};
-  const cudaError_t e = cudaFuncGetAttributes(&a, fa3_fp8_fwd_kernel<128, stages_for<128>()>);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("fa3 fp8: kernel not loadable on this device (") + cudaGetErrorString(e) + ")";
-  }
-  if (a.binaryVersion != 90)
-    return strprintf("fa3 fp8: this build has no sm_90a code for the device (binary version %d); add 90a to "
-                     "GENBENCH_CUDA_ARCHITECTURES",
-                     a.binaryVersion);
-  return "";
+  return sm90a_support("fa3 fp8", reinterpret_cast<const void*>(fa3_fp8_fwd_kernel<128, stages_for<128>()>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {

@@ -35,6 +35,7 @@
 #include "core/strings.h"
 #include "kernels/attention/fa3_sm90/fa3_device.cuh"
 #include "kernels/common/sm90_ptx.cuh"
+#include "kernels/common/sm90_support.h"
 #include "kernels/common/tma_map.h"
 
 namespace genbench::fa3 {
@@ -569,17 +570,7 @@ Config choose(int d) {
 }  // namespace
 
 std::string build_support() {
-  cudaFuncAttributes a{};
-  const cudaError_t e = cudaFuncGetAttributes(&a, fa3_fwd_kernel<128, 128, 2, true>);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("fa3: kernel not loadable on this device (") + cudaGetErrorString(e) + ")";
-  }
-  if (a.binaryVersion != 90)
-    return strprintf("fa3: this build has no sm_90a code for the device (binary version %d); add 90a to "
-                     "GENBENCH_CUDA_ARCHITECTURES",
-                     a.binaryVersion);
-  return "";
+  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, true>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
