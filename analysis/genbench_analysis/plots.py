@@ -207,6 +207,24 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, facet_cols: Sequence[str], se
         if label:
             ax.set_title(label, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
+    return _finish(fig, title, df, handles, note)
+
+
+def _points_with(results: Sequence[Result], op: str, needed: str, column: str, op_label: str,
+                 missing: str) -> pd.DataFrame:
+    """The op's ok points that have column `needed` and a positive `column`; NoData otherwise
+    ("no <op_label> point ran ok", or `missing` when none has a positive value)."""
+    df = ok_points(results, op)
+    if df.empty or needed not in df:
+        raise NoData(f"no {op_label} point ran ok")
+    df = df[df[column] > 0]
+    if df.empty:
+        raise NoData(missing)
+    return df
+
+
+def _finish(fig: Figure, title: str, df: pd.DataFrame, handles: Dict[str, object], note: str = "") -> Figure:
+    """Title with the sources, the legend below the panels, an optional note top left."""
     fig.suptitle(title + "\n" + sources_title(df), fontsize=11)
     _legend_below(fig, handles)
     if note:
@@ -217,12 +235,7 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, facet_cols: Sequence[str], se
 # --- the plots ------------------------------------------------------------------------------
 
 def attention_tflops(results: Sequence[Result]) -> Figure:
-    df = ok_points(results, "attention")
-    if df.empty or "seqlen_q" not in df:
-        raise NoData("no attention point ran ok")
-    df = df[df["tflops"] > 0]
-    if df.empty:
-        raise NoData("no attention point has a TFLOP/s value")
+    df = _points_with(results, "attention", "seqlen_q", "tflops", "attention", "no attention point has a TFLOP/s value")
     facets = [c for c in varying(df, op_axes(results, "attention")) if c not in ("seqlen_q", "seqlen_k")]
     unit, f = flops_unit(df["tflops"].max())
     return _line_panels(df, "seqlen_q", "tflops", facets, [], "Attention throughput against sequence length",
@@ -231,12 +244,8 @@ def attention_tflops(results: Sequence[Result]) -> Figure:
 
 
 def attention_memory(results: Sequence[Result]) -> Figure:
-    df = ok_points(results, "attention")
-    if df.empty or "peak_memory_bytes" not in df:
-        raise NoData("no attention point ran ok")
-    df = df[df["peak_memory_bytes"] > 0]
-    if df.empty:
-        raise NoData("no attention point recorded its peak memory")
+    df = _points_with(results, "attention", "peak_memory_bytes", "peak_memory_bytes", "attention",
+                      "no attention point recorded its peak memory")
     facets = [c for c in varying(df, op_axes(results, "attention")) if c not in ("seqlen_q", "seqlen_k")]
     unit, f = bytes_unit(float(df["peak_memory_bytes"].max()))
     return _line_panels(df, "seqlen_q", "peak_memory_bytes", facets, [],
@@ -246,12 +255,7 @@ def attention_memory(results: Sequence[Result]) -> Figure:
 
 
 def gemm_tflops(results: Sequence[Result]) -> Figure:
-    df = ok_points(results, "gemm")
-    if df.empty:
-        raise NoData("no GEMM point ran ok")
-    df = df[df["tflops"] > 0].copy()
-    if df.empty:
-        raise NoData("no GEMM point has a TFLOP/s value")
+    df = _points_with(results, "gemm", "tflops", "tflops", "GEMM", "no GEMM point has a TFLOP/s value").copy()
     axes = op_axes(results, "gemm")
     shape_extra = [c for c in varying(df, axes) if c not in ("m", "n", "k", "dtype")]
 
@@ -297,20 +301,12 @@ def gemm_tflops(results: Sequence[Result]) -> Figure:
         ax.set_ylabel(unit.replace("FLOP", "OP") if str(dt).startswith("int") else unit)
         ax.set_xlabel("shape m x n x k")
         ax.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("GEMM throughput per precision and shape\n" + sources_title(df), fontsize=11)
-    _legend_below(fig, handles)
-    if note:
-        fig.text(0.01, 1.0, note, fontsize=8, color="0.4", va="bottom")
-    return fig
+    return _finish(fig, "GEMM throughput per precision and shape", df, handles, note)
 
 
 def collective_busbw(results: Sequence[Result]) -> Figure:
-    df = ok_points(results, "collective")
-    if df.empty or "bytes" not in df:
-        raise NoData("no collective point ran ok")
-    df = df[df["busbw_GBps"] > 0]
-    if df.empty:
-        raise NoData("no collective point has a bus bandwidth")
+    df = _points_with(results, "collective", "bytes", "busbw_GBps", "collective",
+                      "no collective point has a bus bandwidth")
     extra = [c for c in varying(df, op_axes(results, "collective")) if c not in ("collective", "bytes")]
     return _line_panels(df, "bytes", "busbw_GBps", ["collective"] if "collective" in df else [], extra,
                         "Collective bus bandwidth against message size", "message size", "bus bandwidth (GB/s)",
@@ -364,9 +360,7 @@ def eager_vs_graph(results: Sequence[Result]) -> Figure:
         ax.set_ylabel("graph speed-up (eager time / graph time)")
         ax.set_title(b, fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("Eager against CUDA-graph execution (> 1: graph is faster)\n" + sources_title(df), fontsize=11)
-    _legend_below(fig, handles)
-    return fig
+    return _finish(fig, "Eager against CUDA-graph execution (> 1: graph is faster)", df, handles)
 
 
 def rank_table(results: Sequence[Result], threshold: float = 0.05) -> pd.DataFrame:
@@ -543,10 +537,8 @@ def overlap_efficiency(results: Sequence[Result]) -> Figure:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("overlap efficiency")
         ax.grid(True, which="major", alpha=0.3)
-    fig.suptitle("Compute-communication overlap: (t_compute + t_comm - t_both) / min(t_compute, t_comm); "
-                 "1 = the shorter one fully hidden\n" + sources_title(df), fontsize=11)
-    _legend_below(fig, handles)
-    return fig
+    return _finish(fig, "Compute-communication overlap: (t_compute + t_comm - t_both) / min(t_compute, t_comm); "
+                   "1 = the shorter one fully hidden", df, handles)
 
 
 # name, title, function: the report draws them in this order.

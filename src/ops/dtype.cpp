@@ -80,4 +80,13 @@ float round_to(DType t, float x) {
   return x;
 }
 
+std::string dtype_not_in(DType t, std::initializer_list<DType> allowed) {
+  std::string list;
+  for (DType a : allowed) {
+    if (a == t) return "";
+    list += (list.empty() ? "" : ", ") + std::string(dtype_name(a));
+  }
+  return std::string("dtype ") + dtype_name(t) + " is not supported (" + list + ")";
+}
+
 }  // namespace genbench

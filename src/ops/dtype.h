@@ -1,6 +1,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@ const char* dtype_name(DType t);
 std::optional<DType> parse_dtype(const std::string& s);
 std::size_t dtype_size(DType t);  // bytes per element in memory
 const std::vector<std::string>& dtype_names();
+
+// "" when t is one of `allowed`, else the reason an implementation gives for refusing it:
+// "dtype fp8_e4m3 is not supported (fp16, bf16)".
+std::string dtype_not_in(DType t, std::initializer_list<DType> allowed);
 
 // Round a float to the nearest value representable in t (round-to-nearest-even), so host
 // implementations compute on exactly the inputs a device kernel of that precision would see.

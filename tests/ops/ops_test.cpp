@@ -97,6 +97,12 @@ TEST(Collective, ExpectedValuesAreExactIntegers) {
   EXPECT_EQ(count_wrong(s, e, got), 2);
 }
 
+TEST(DType, NotInNamesTheDtypeAndTheAllowedOnes) {
+  EXPECT_EQ(dtype_not_in(DType::bf16, {DType::fp16, DType::bf16}), "");
+  EXPECT_EQ(dtype_not_in(DType::fp8_e4m3, {DType::fp16, DType::bf16}), "dtype fp8_e4m3 is not supported (fp16, bf16)");
+  EXPECT_EQ(dtype_not_in(DType::fp32, {}), "dtype fp32 is not supported ()");
+}
+
 TEST(DType, RoundingMatchesFormats) {
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 256), 1.0f);       // below half an ulp of bf16
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 64), 1.015625f);   // representable

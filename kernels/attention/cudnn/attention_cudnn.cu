@@ -334,8 +334,7 @@ class AttentionCudnn final : public Implementation {
   }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = AttentionShape::from(p);
-    if (s.dtype != DType::fp16 && s.dtype != DType::bf16)
-      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp16, bf16)";
+    if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;
     if (s.varlen) return "varlen is not supported here (needs ragged offsets and a padding mask)";
     if (s.causal && s.seqlen_q > s.seqlen_k)
       return "cuDNN's bottom-right causal mask needs seqlen_q <= seqlen_k";

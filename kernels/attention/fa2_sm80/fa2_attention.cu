@@ -166,8 +166,7 @@ class Fa2Attention final : public Implementation {
   }
   std::string can_implement(const Point& pt, const Context& ctx) const override {
     const auto s = AttentionShape::from(pt);
-    if (s.dtype != DType::fp16 && s.dtype != DType::bf16)
-      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp16, bf16)";
+    if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     const int cc = prop.major * 10 + prop.minor;
     if (cc < 80) return strprintf("needs sm80 or later (this device is sm%d)", cc);

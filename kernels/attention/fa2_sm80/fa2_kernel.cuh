@@ -23,6 +23,7 @@
 
 #include "backend/cuda/check.h"
 #include "kernels/attention/fa2_sm80/fa2.h"
+#include "kernels/common/fast_math.cuh"
 
 namespace genbench::fa2 {
 
@@ -64,10 +65,7 @@ struct Math<__half> {
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
-  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
+  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<false>(lo, hi); }
 };
 
 template <>
@@ -80,17 +78,9 @@ struct Math<__nv_bfloat16> {
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
-  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
+  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<true>(lo, hi); }
 };
 
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }
 

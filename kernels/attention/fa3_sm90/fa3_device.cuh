@@ -1,22 +1,17 @@
 #pragma once
-// Device helpers shared by the fa3 kernels (16-bit and fp8): exp2 on the special-function
-// unit, register fences that keep the compiler from moving accumulator reads across a wgmma
-// wait, and the online softmax on the wgmma accumulator layout. Include only from .cu files;
-// call only from sm_90a code.
+// Device helpers shared by the fa3 kernels (16-bit and fp8; exp2 and packing come from
+// kernels/common/fast_math.cuh): register fences that keep the compiler from moving
+// accumulator reads across a wgmma wait, and the online softmax on the wgmma accumulator
+// layout. Include only from .cu files; call only from sm_90a code.
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/fast_math.cuh"
 #include "kernels/common/sm90_ptx.cuh"
 
 namespace genbench::fa3 {
 
 #ifdef GENBENCH_SM90A_ENABLED
-
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 template <int N>
 __device__ __forceinline__ void fence_acc(float (&x)[N]) {

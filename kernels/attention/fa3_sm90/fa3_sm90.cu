@@ -89,18 +89,6 @@ struct Layout {
 
 #ifdef GENBENCH_SM90A_ENABLED
 
-
-template <bool kBF16>
-__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
-  if constexpr (kBF16) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  }
-}
-
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows).
 template <int D, int BN, int BM, bool kBF16>
 __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {

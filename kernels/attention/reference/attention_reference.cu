@@ -148,8 +148,7 @@ class AttentionReferenceCuda final : public Implementation {
   }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
-    if (s.dtype != DType::fp32 && s.dtype != DType::fp16 && s.dtype != DType::bf16)
-      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp32, fp16, bf16)";
+    if (auto why = dtype_not_in(s.dtype, {DType::fp32, DType::fp16, DType::bf16}); !why.empty()) return why;
     if (s.seqlen_q > 2147483647 / 2 || s.heads > 65535 || s.batch > 65535) return "shape beyond the grid limits";
     return "";
   }

@@ -162,8 +162,7 @@ class AttentionUnfused final : public Implementation {
   }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
-    if (s.dtype != DType::fp32 && s.dtype != DType::fp16 && s.dtype != DType::bf16)
-      return std::string("dtype ") + dtype_name(s.dtype) + " is not supported (fp32, fp16, bf16)";
+    if (auto why = dtype_not_in(s.dtype, {DType::fp32, DType::fp16, DType::bf16}); !why.empty()) return why;
     if (s.varlen) return "varlen is not supported (the batched GEMMs take one shape)";
     if (s.batch > 65535 || s.heads > 65535) return "batch and heads must be at most 65535 (grid limits)";
     if (s.heads * s.head_dim > 2147483647 || s.seqlen_k > 2147483647) return "leading dimensions beyond int";
