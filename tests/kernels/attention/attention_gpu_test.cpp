@@ -10,8 +10,7 @@
 #include "backend/backend.h"
 #include "ops/attention.h"
 #include "ops/implementation.h"
-#include "support/attention_graph.h"
-#include "support/points.h"
+#include "support/attention.h"
 #include "support/test_env.h"
 #ifdef GENBENCH_HAVE_CUDA
 #include "kernels/attention/common/attention_case.h"
@@ -20,13 +19,7 @@
 namespace genbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, heads, heads_kv, sq, sk;
-};
-
-Point make_point(const std::string& impl, const std::map<std::string, AxisValue>& vals) {
-  return test::point_with(attention_op(), impl, vals);
-}
+using Shape = test::AttentionDims;
 
 class AttentionGpu : public ::testing::Test {
  protected:
@@ -65,16 +58,7 @@ class AttentionGpu : public ::testing::Test {
 
   static Point point(const std::string& impl, const Shape& s, std::int64_t d, bool causal, const char* dtype,
                      bool varlen = false, bool graph = false) {
-    return make_point(impl, {{"batch", s.batch},
-                             {"heads", s.heads},
-                             {"heads_kv", s.heads_kv},
-                             {"seqlen_q", s.sq},
-                             {"seqlen_k", s.sk},
-                             {"head_dim", d},
-                             {"causal", std::int64_t{causal}},
-                             {"dtype", std::string(dtype)},
-                             {"varlen", std::int64_t{varlen}},
-                             {"mode", std::string(graph ? "graph" : "eager")}});
+    return test::attention_point(impl, s, d, causal, dtype, varlen, graph);
   }
 
   static Backend* backend_;

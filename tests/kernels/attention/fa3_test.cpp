@@ -16,29 +16,17 @@
 #endif
 #include "ops/attention.h"
 #include "ops/implementation.h"
-#include "support/attention_graph.h"
-#include "support/points.h"
+#include "support/attention.h"
 #include "support/test_env.h"
 
 namespace genbench {
 namespace {
 
-struct Fa3Shape {
-  std::int64_t batch, heads, heads_kv, sq, sk;
-};
+using Fa3Shape = test::AttentionDims;
 
 Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false,
                 bool varlen = false) {
-  return test::point_with(attention_op(), "fa3", {{"batch", s.batch},
-                                                 {"heads", s.heads},
-                                                 {"heads_kv", s.heads_kv},
-                                                 {"seqlen_q", s.sq},
-                                                 {"seqlen_k", s.sk},
-                                                 {"head_dim", d},
-                                                 {"causal", std::int64_t{causal}},
-                                                 {"dtype", std::string(dtype)},
-                                                 {"mode", std::string(graph ? "graph" : "eager")},
-                                                 {"varlen", std::int64_t{varlen}}});
+  return test::attention_point("fa3", s, d, causal, dtype, varlen, graph);
 }
 
 class Fa3Gpu : public ::testing::Test {
