@@ -134,4 +134,12 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
 int cuda_device_count();
 bool cuda_backend_built();
 
+// Fault injection on the cuda backend (runner/fault.h; docs/reliability.md). Without a CUDA
+// build both throw Error (the runner uses the host fallbacks there).
+// A real device fault on `b`'s stream: a one-thread kernel that traps, then the checked call
+// that reports it; throws an Error naming that call, with `tag` appended. Never returns.
+[[noreturn]] void cuda_inject_device_fault(Backend& b, const std::string& tag);
+// This rank leaves out its next NCCL collective (the call returns without enqueuing).
+void cuda_skip_next_nccl_collective();
+
 }  // namespace genbench

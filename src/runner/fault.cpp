@@ -9,10 +9,6 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/watchdog.h"
-#ifdef GENBENCH_HAVE_CUDA
-#include "backend/cuda/cuda_backend.h"
-#include "backend/cuda/nccl_comm.h"
-#endif
 
 namespace genbench {
 
@@ -39,36 +35,6 @@ constexpr const char* kKinds = "error, hang, wrong, oom, skip_collective or devi
   for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-#ifdef GENBENCH_HAVE_CUDA
-// One thread that executes a trap instruction. Loaded from PTX at run time (the driver compiles
-// it for the device), so the core library needs no device compiler for it.
-constexpr const char* kTrapPtx = R"(.version 7.0
-.target sm_80
-.address_size 64
-
-.visible .entry genbench_fault_trap()
-{
-	trap;
-	ret;
-}
-)";
-
-[[noreturn]] void device_fault(Backend& backend) {
-  const cudaStream_t stream = cuda_backend_of(backend).stream();
-  cudaLibrary_t lib = nullptr;
-  GENBENCH_CHECK_CUDA(cudaLibraryLoadData(&lib, kTrapPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t trap = nullptr;
-  GENBENCH_CHECK_CUDA(cudaLibraryGetKernel(&trap, lib, "genbench_fault_trap"));
-  GENBENCH_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(trap), dim3(1), dim3(1), nullptr, 0, stream));
-  // The fault is real: the context is lost from here on, and this checked call reports it.
-  try {
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
-  } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " [device fault injected by " + kVar + "]");
-  }
-  throw Error(std::string("the device fault injected by ") + kVar + " was not reported by cudaStreamSynchronize");
-}
-#endif
 }  // namespace
 
 FaultPlan FaultPlan::from_env() {
@@ -133,10 +99,9 @@ void FaultPlan::at_point_start(int rank, const std::string& bench, std::size_t p
     // a device call that never returns.
     stall("a stalled device call (the point's first collective skipped, simulated by GENBENCH_INJECT_FAULT)");
   }
-#ifdef GENBENCH_HAVE_CUDA
-  if (kind_ == Kind::skip_collective) nccl_skip_next_collective();
-  if (kind_ == Kind::device_error) device_fault(backend);
-#endif
+  if (kind_ == Kind::skip_collective) cuda_skip_next_nccl_collective();
+  if (kind_ == Kind::device_error)
+    cuda_inject_device_fault(backend, std::string("[device fault injected by ") + kVar + "]");
 }
 
 void FaultPlan::before_prepare(int rank, const std::string& bench, std::size_t point) const {
