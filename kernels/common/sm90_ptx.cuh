@@ -140,6 +140,15 @@ __device__ __forceinline__ std::uint64_t make_desc_sw128(std::uint32_t smem_byte
   return d;
 }
 
+// The descriptor of the tile `bytes` further in shared memory than the one desc describes: the
+// start-address field (bits 0-13, 16-byte units) grows by bytes / 16. Shared memory ends below
+// 256 KB, so the field never carries into the next one and only the low word changes: one add
+// per wgmma instead of rebuilding the descriptor from the address.
+__device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t bytes) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 // Makes registers written by ordinary instructions visible to the next wgmma (accumulators,
 // A fragments); every warp of the warpgroup executes it.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -131,14 +131,12 @@ constexpr int kConsumerRegs = 240;
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T (e4m3, k32 steps), one commit group.
 template <int D>
 __device__ __forceinline__ void issue_qk(float (&s)[kBlockN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+  const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < D / 32; ++kk) {
-    const std::uint32_t a = q_base + (kk / 4) * (kBlockM * 128) + (kk % 4) * 32;
-    const std::uint32_t b = k_base + (kk / 4) * (kBlockN * 128) + (kk % 4) * 32;
-    sm90::wgmma_ss_e4m3<kBlockN>(s, sm90::make_desc_sw128(a, 16, 1024), sm90::make_desc_sw128(b, 16, 1024),
-                                 kk > 0 ? 1 : 0);
-  }
+  for (int kk = 0; kk < D / 32; ++kk)
+    sm90::wgmma_ss_e4m3<kBlockN>(s, sm90::desc_advance(da, (kk / 4) * (kBlockM * 128) + (kk % 4) * 32),
+                                 sm90::desc_advance(db, (kk / 4) * (kBlockN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
   sm90::wgmma_commit();
 }
 
@@ -146,10 +144,10 @@ __device__ __forceinline__ void issue_qk(float (&s)[kBlockN / 2], std::uint32_t 
 template <int D>
 __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[kBlockN / 32][4],
                                          std::uint32_t v_base) {
+  const std::uint64_t dv = sm90::make_desc_sw128(v_base, 16, 1024);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < kBlockN / 32; ++kk)
-    sm90::wgmma_rs_e4m3<D>(o, p[kk], sm90::make_desc_sw128(v_base + kk * 32, 16, 1024), 1);
+  for (int kk = 0; kk < kBlockN / 32; ++kk) sm90::wgmma_rs_e4m3<D>(o, p[kk], sm90::desc_advance(dv, kk * 32), 1);
   sm90::wgmma_commit();
 }
 

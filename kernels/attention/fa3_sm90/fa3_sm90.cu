@@ -92,14 +92,12 @@ struct Layout {
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows).
 template <int D, int BN, int BM, bool kBF16>
 __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+  const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const std::uint32_t a = q_base + (kk / 4) * (BM * 128) + (kk % 4) * 32;
-    const std::uint32_t b = k_base + (kk / 4) * (BN * 128) + (kk % 4) * 32;
-    sm90::wgmma_ss<BN, kBF16>(s, sm90::make_desc_sw128(a, 16, 1024), sm90::make_desc_sw128(b, 16, 1024),
-                              kk > 0 ? 1 : 0);
-  }
+  for (int kk = 0; kk < D / 16; ++kk)
+    sm90::wgmma_ss<BN, kBF16>(s, sm90::desc_advance(da, (kk / 4) * (BM * 128) + (kk % 4) * 32),
+                              sm90::desc_advance(db, (kk / 4) * (BN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
   sm90::wgmma_commit();
 }
 
@@ -107,10 +105,10 @@ __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_bas
 template <int D, int BN, bool kBF16>
 __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[BN / 16][4],
                                          std::uint32_t v_base) {
+  const std::uint64_t dv = sm90::make_desc_sw128(v_base, BN * 128, 1024);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk)
-    sm90::wgmma_rs_tb<D, kBF16>(o, p[kk], sm90::make_desc_sw128(v_base + kk * 2048, BN * 128, 1024), 1);
+  for (int kk = 0; kk < BN / 16; ++kk) sm90::wgmma_rs_tb<D, kBF16>(o, p[kk], sm90::desc_advance(dv, kk * 2048), 1);
   sm90::wgmma_commit();
 }
 
