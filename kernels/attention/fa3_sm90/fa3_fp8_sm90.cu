@@ -7,9 +7,9 @@
 // K-major from 128-byte-swizzled shared memory, fp32 accumulators), the online softmax in fp32
 // with exp2 and descale_q * descale_k * softmax_scale * log2(e) folded into one FFMA, P (offset
 // by 2^8, see kPOffsetLog2) rounded to e4m3 in registers and used as the A operand of
-// O += P V^T (wgmma m64nDk32, B = the V^T tile, K-major). Intra-warpgroup overlap (QK^T of
-// block j issued with PV of block j-1) and ping-pong of the two consumer warpgroups (named
-// barriers 3 and 4) as in the 16-bit kernel. Key blocks are visited last to first; causal
+// O += P V^T (wgmma m64nDk32, B = the V^T tile, K-major). QK^T of block j issued with PV of
+// block j-1 (in the machine code the softmax follows both: see the 16-bit kernel's header) and
+// ping-pong of the two consumer warpgroups (named barriers 3 and 4) as in the 16-bit kernel. Key blocks are visited last to first; causal
 // skips blocks above the diagonal and masks only tail/diagonal blocks; rows past seqlen_q run
 // on TMA's zero fill and are not stored.
 // Epilogue: O x descale_v / rowsum, rounded to bf16 and stored from registers; LSE in fp32.
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::mbar_wait(full_v + 8 * sv, phv);
       issue_pv<D>(o, pf, s_v + sv * L::kVBytes);
       turn_pass(false);
-      sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 may still run
+      sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
       fence_acc(s_acc);
       release(empty_k + 8 * sk);
       softmax(n);

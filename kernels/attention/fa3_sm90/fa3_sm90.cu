@@ -10,10 +10,12 @@
 //     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
 //     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
 //     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
-//     through the descriptor). Issue order overlaps the softmax of block j with the PV
-//     product of block j-1 (intra-warpgroup overlap), and with ping-pong on, the consumer
-//     warpgroups take turns issuing their GEMMs (a ring of named barriers) so one
-//     warpgroup's softmax runs under another's GEMMs.
+//     through the descriptor). QK^T of block j is issued together with PV of block j-1;
+//     the source waits for that PV only after the softmax of block j (intra-warpgroup
+//     overlap), but ptxas moves the wait above the softmax, so in the machine code the
+//     softmax follows both GEMMs (forcing the written order was not faster: docs/perf-notes.md,
+//     fa3 v3). With ping-pong on, the consumer warpgroups take turns issuing their GEMMs (a
+//     ring of named barriers), so one warpgroup's softmax runs under another's GEMMs.
 // Key blocks are visited from the last to the first, so the blocks that need masking (the
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
 // above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
@@ -374,7 +376,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
         sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
         issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
         turn_pass();
-        sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 may still run
+        sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
         fence_acc(s_acc);
         release(empty_k + 8 * sk);
         softmax(n);
