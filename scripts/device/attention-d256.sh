@@ -2,10 +2,9 @@
 # Third device call: fa2's head_dim-256 tile candidates (GENBENCH_FA2_TILE), each through the fa2
 # GPU tests and configs/attention-d256.yaml, beside torch SDPA on the same shapes. Logs in $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-attention-device-out}
-mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+. "$(dirname "$0")/common.sh"
+device_init attention-device-out
+out=$OUT
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a > "$out/build.log" 2>&1
 cmake --build build-dev -j "${GENBENCH_JOBS:-16}" --target genbench genbench_tests >> "$out/build.log" 2>&1 || { grep -B2 -A8 "error" "$out/build.log" | head -40; exit 1; }
 echo "build ok at ${SECONDS}s"

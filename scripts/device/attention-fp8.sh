@@ -7,12 +7,9 @@
 # Logs and the result file go to $OUT (default results/device-fa3-fp8). Stages that would start
 # after the deadline are skipped (and say so).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/device-fa3-fp8}
-B=${BUILD:-build-dev}
+. "$(dirname "$0")/common.sh"
+device_init results/device-fa3-fp8
 deadline=${1:-560}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 left() { echo $((deadline - SECONDS)); }
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
   > "$OUT/gpu.txt" 2>&1

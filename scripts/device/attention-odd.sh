@@ -2,10 +2,9 @@
 # Second device call: the anchors' odd shapes (fa2, cudnn, torch SDPA on the same GPU) and fa2's
 # varlen/graph modes through the runner. Logs in $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-attention-device-out}
-mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+. "$(dirname "$0")/common.sh"
+device_init attention-device-out
+out=$OUT
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a > "$out/build.log" 2>&1
 cmake --build build-dev -j "${GENBENCH_JOBS:-16}" --target genbench >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 echo "build ok at ${SECONDS}s"

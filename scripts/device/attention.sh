@@ -4,11 +4,10 @@
 # Logs go to $OUT (or ./attention-device-out). Usage: scripts/device/attention.sh [deadline seconds]
 # Stages that would start after the deadline are skipped (and say so).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-attention-device-out}
+. "$(dirname "$0")/common.sh"
+device_init attention-device-out
+out=$OUT
 deadline=${1:-300}
-mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 left() { echo $((deadline - SECONDS)); }
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
 date -u > "$out/date.txt"

@@ -4,23 +4,9 @@
 # sweep, and compute-sanitizer on our attention kernels. Each step has a time limit inside a
 # global budget (DEVICE_BUDGET_S, default 540 s). Logs and result files go to $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/device-check}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-B=${BUILD:-build-dev}
-t0=$(date +%s)
-budget=${DEVICE_BUDGET_S:-540}
-left() { echo $(( budget - ($(date +%s) - t0) )); }
-step() {  # step NAME LIMIT_S LOG command...
-  local name=$1 limit=$2 log=$3; shift 3
-  local l; l=$(left)
-  (( l < limit )) && limit=$l
-  if (( limit < 10 )); then echo "== $name: skipped, no time left"; return; fi
-  echo "== $name (limit ${limit}s, at $(( $(date +%s) - t0 ))s)"
-  timeout "$limit" "$@" >"$OUT/$log" 2>&1
-  echo "   rc=$?"
-}
+. "$(dirname "$0")/common.sh"
+DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-540}
+device_init results/device-check
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 step build 200 build.txt env GENBENCH_CUDA_ARCHS=90a GENBENCH_JOBS=32 scripts/build.sh "$B"
 grep -iE "warning|error" "$OUT/build.txt" | head -5

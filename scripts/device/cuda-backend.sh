@@ -6,11 +6,8 @@
 # Usage: OUT=<folder> scripts/device/cuda-backend.sh   (needs .deps from scripts/stage-deps.sh
 # where CLI11 is not installed)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/measure}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-B=${BUILD:-build-dev}
+. "$(dirname "$0")/common.sh"
+device_init results/measure
 log=$OUT/log.txt
 t0=$(date +%s)
 stamp() { echo "== $1 ($(( $(date +%s) - t0 )) s)" | tee -a "$log"; }

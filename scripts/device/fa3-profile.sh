@@ -11,12 +11,10 @@
 # Shapes are the FlashAttention benchmark's (hidden 2048, 16384 tokens). The build tree must exist
 # (scripts/build.sh). Only fa3 kernels are selected (the kernel name matches fa3_*fwd).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/common.sh"
 mode=${1:-}; shift || true
 case $mode in metrics|source) ;; *) echo "usage: $0 metrics|source POINT..." >&2; exit 2 ;; esac
-OUT=${OUT:-results/device-fa3-profile}
-B=${BUILD:-build-dev}
-mkdir -p "$OUT"
+device_init results/device-fa3-profile
 metrics=sm__cycles_elapsed.avg.per_second,gpu__time_duration.sum
 metrics+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active
 metrics+=,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active

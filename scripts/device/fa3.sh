@@ -10,12 +10,9 @@
 #                                 (2 vs 3 consumer warpgroups)
 # Logs and result files go to $OUT (default results/device-fa3); BUILD names the build tree.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/device-fa3}
-B=${BUILD:-build-dev}
-mkdir -p "$OUT"
+. "$(dirname "$0")/common.sh"
+device_init results/device-fa3
 OUT=$(cd "$OUT" && pwd)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 summary() { sed -n '/^Summary/,$p' "$1" | cut -c1-170; }
 case "${1:-}" in
   build)

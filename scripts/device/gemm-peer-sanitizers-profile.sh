@@ -3,11 +3,8 @@
 # drift), compute-sanitizer racecheck on our attention kernels, and the Nsight Compute wrapper
 # on two points. Logs and files in $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/device-final}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-B=build-dev
+. "$(dirname "$0")/common.sh"
+device_init results/device-final
 t0=$(date +%s)
 at() { echo "== $1 at $(( $(date +%s) - t0 ))s"; }
 at build

@@ -7,18 +7,8 @@
 #   - the 2-rank NCCL tests of tests/mpi (non-blocking communicators)
 # each under `timeout`. Logs go to $OUT. Success: every "rc=0", "3 passed" for the pytest step.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-results/device-reliability}
-mkdir -p "$OUT"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-B=${BUILD:-build-dev}
-t0=$(date +%s)
-step() {  # step NAME LIMIT_S LOG command...
-  local name=$1 limit=$2 log=$3; shift 3
-  echo "== $name (limit ${limit}s, at $(( $(date +%s) - t0 ))s)"
-  timeout "$limit" "$@" >"$OUT/$log" 2>&1
-  echo "   rc=$?"
-}
+. "$(dirname "$0")/common.sh"
+device_init results/device-reliability
 nvidia-smi -L
 if [ ! -x "$B/bin/genbench" ] || [ ! -x "$B/tests/genbench_tests" ] || [ ! -x "$B/tests/genbench_mpi_tests" ]; then
   step build 400 build.txt env GENBENCH_CUDA_ARCHS=90a GENBENCH_JOBS=32 scripts/build.sh "$B"

@@ -245,18 +245,17 @@ __global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
         for (int it = 0; it < ti.n_blocks; ++it, ++g) {
           const int n = ti.n_blocks - 1 - it, s = g & 1;
           const std::uint32_t phase = (g >> 1) & 1;
-          sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
-          sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
+          // Stage s of one ring (K or V): wait until the consumers freed it, then load key block n.
+          auto load = [&](std::uint32_t base, const CUtensorMap* tm, std::uint32_t full, std::uint32_t empty) {
+            sm90::mbar_wait(empty + 8 * s, phase ^ 1);
+            sm90::mbar_arrive_expect_tx(full + 8 * s, L::kKVBytes);
 #pragma unroll
-          for (int c = 0; c < L::kChunks; ++c)
-            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 64, hk,
-                              ti.start_k + n * BN, ti.tma_b);
-          sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
-          sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
-#pragma unroll
-          for (int c = 0; c < L::kChunks; ++c)
-            sm90::tma_load_4d(s_v + s * L::kKVBytes + c * (BN * 128), &tm_v, full_v + 8 * s, c * 64, hk,
-                              ti.start_k + n * BN, ti.tma_b);
+            for (int c = 0; c < L::kChunks; ++c)
+              sm90::tma_load_4d(base + s * L::kKVBytes + c * (BN * 128), tm, full + 8 * s, c * 64, hk,
+                                ti.start_k + n * BN, ti.tma_b);
+          };
+          load(s_k, &tm_k, full_k, empty_k);
+          load(s_v, &tm_v, full_v, empty_v);
         }
       }
       if (p.sched) {

@@ -1,0 +1,28 @@
+# Sourced by the one-call device scripts (not run on its own).
+#   device_init DEFAULT_OUT   repository root as working directory; OUT (the results folder,
+#                             created; DEFAULT_OUT unless set), B (the build tree: BUILD or
+#                             build-dev), t0 (start time), and what every run here needs:
+#                             Open MPI as root, NVLink SHARP off, unbuffered Python.
+#   step NAME LIMIT_S LOG cmd...  runs cmd under timeout into $OUT/LOG, printing name, limit and
+#                             rc; the limit shrinks to what is left of DEVICE_BUDGET_S (when set,
+#                             seconds since device_init) and the step is skipped below 10 s.
+device_init() {
+  cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+  OUT=${OUT:-$1}
+  B=${BUILD:-build-dev}
+  mkdir -p "$OUT"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+  t0=$(date +%s)
+}
+
+step() {
+  local name=$1 limit=$2 log=$3; shift 3
+  if [ -n "${DEVICE_BUDGET_S:-}" ]; then
+    local l=$(( DEVICE_BUDGET_S - ($(date +%s) - t0) ))
+    (( l < limit )) && limit=$l
+  fi
+  if (( limit < 10 )); then echo "== $name: skipped, no time left"; return; fi
+  echo "== $name (limit ${limit}s, at $(( $(date +%s) - t0 ))s)"
+  timeout "$limit" "$@" >"$OUT/$log" 2>&1
+  echo "   rc=$?"
+}
