@@ -140,6 +140,22 @@ __device__ __forceinline__ std::uint64_t make_desc_sw128(std::uint32_t smem_byte
   return d;
 }
 
+// K-major descriptor for a tile stored with W-byte swizzle, W = 128, 64 or 32: each row of the
+// tile is W bytes (one swizzle row; what TMA writes with CU_TENSOR_MAP_SWIZZLE_<W>B and a W-byte
+// inner box), 8-row groups are 8 W bytes apart (sbo), lbo unused. The tile starts aligned to
+// 8 W bytes; a k step of 32 bytes inside a row advances the start address by 32 bytes.
+template <int W>
+__device__ __forceinline__ std::uint64_t make_desc_kmajor(std::uint32_t smem_byte_addr) {
+  static_assert(W == 128 || W == 64 || W == 32, "swizzle width must be 128, 64 or 32 bytes");
+  constexpr std::uint64_t kMode = W == 128 ? 1 : (W == 64 ? 2 : 3);  // bits 62-63
+  std::uint64_t d = 0;
+  d |= static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
+  d |= static_cast<std::uint64_t>(1) << 16;                // lbo: unused for swizzled K-major
+  d |= static_cast<std::uint64_t>((8 * W) >> 4) << 32;      // sbo
+  d |= kMode << 62;
+  return d;
+}
+
 // The descriptor of the tile `bytes` further in shared memory than the one desc describes: the
 // start-address field (bits 0-13, 16-byte units) grows by bytes / 16. Shared memory ends below
 // 256 KB, so the field never carries into the next one and only the low word changes: one add
@@ -326,6 +342,26 @@ __device__ __forceinline__ void wgmma_ss_m64n128k32_e4m3(float (&d)[64], std::ui
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// D[64x192] (+)= A[64x32] * B[32x192], e4m3 inputs, fp32 accumulators; A and B in shared memory
+// (descriptors), both K-major.
+__device__ __forceinline__ void wgmma_ss_m64n192k32_e4m3(float (&d)[96], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// D[64x224] (+)= A[64x32] * B[32x224], e4m3 inputs, fp32 accumulators; A and B in shared memory
+// (descriptors), both K-major.
+__device__ __forceinline__ void wgmma_ss_m64n224k32_e4m3(float (&d)[112], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %114, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}, %112, %113, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // D[64x128] (+)= A[64x32] * B[32x128], e4m3 inputs, fp32 accumulators; A in registers (4 x 32-bit
 // registers of 4 e4m3 each, the m64nNk32 A fragment), B in shared memory, K-major.
 __device__ __forceinline__ void wgmma_rs_m64n128k32_e4m3(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
@@ -382,8 +418,10 @@ __device__ __forceinline__ void wgmma_rs_tb(float (&d)[N / 2], const std::uint32
 // e4m3 (8-bit) wgmma by tile width: S = Q K^T from shared memory, O += P V with P in registers.
 template <int N>
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
-  static_assert(N == 128, "no e4m3 wgmma_ss wrapper for this N");
-  wgmma_ss_m64n128k32_e4m3(d, da, db, scale_d);
+  static_assert(N == 128 || N == 192 || N == 224, "no e4m3 wgmma_ss wrapper for this N");
+  if constexpr (N == 128) wgmma_ss_m64n128k32_e4m3(d, da, db, scale_d);
+  else if constexpr (N == 192) wgmma_ss_m64n192k32_e4m3(d, da, db, scale_d);
+  else wgmma_ss_m64n224k32_e4m3(d, da, db, scale_d);
 }
 template <int N>
 __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t db,

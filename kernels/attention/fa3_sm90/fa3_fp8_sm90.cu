@@ -3,8 +3,9 @@
 // Same structure as the 16-bit kernel (fa3_sm90.cu): one CTA = 128 query rows of one
 // (batch, head); warpgroup 0 is the producer (one thread issues TMA loads of Q once and of K and
 // V^T tiles into a ring of stages with full/empty mbarriers), warpgroups 1 and 2 consume 64 rows
-// each with 240 registers. Per key block: S = Q K^T with wgmma m64n128k32 e4m3 (both operands
-// K-major from 128-byte-swizzled shared memory, fp32 accumulators), the online softmax in fp32
+// each with 240 registers. Per key block (192 keys at d=128, 128 at d=256: block_n_for): S = Q K^T
+// with wgmma m64nBNk32 e4m3 (both operands K-major from swizzled shared memory, fp32
+// accumulators), the online softmax in fp32
 // with exp2 and descale_q * descale_k * softmax_scale * log2(e) folded into one FFMA, P (offset
 // by 2^8, see kPOffsetLog2) rounded to e4m3 in registers and used as the A operand of
 // O += P V^T (wgmma m64nDk32, B = the V^T tile, K-major). QK^T of block j issued with PV of
@@ -49,9 +50,19 @@ namespace {
 
 constexpr int kThreads = 384;  // 3 warpgroups
 constexpr int kBlockM = 128;   // query rows per CTA (64 per consumer warpgroup)
-constexpr int kBlockN = 128;   // keys per block: one 128-byte swizzle row of V^T
 
-static_assert(kVtKeyPad == kBlockN, "V^T is padded to whole key blocks");
+// Keys per block by head dim. At d=128 a wider block spreads the per-block work that does not
+// grow with the keys (row max reduction, O rescale, barriers, wgmma waits) over more keys; 192
+// keys keep S (96), O (64) and P (24 registers) inside the consumers' 240. d=256 has O of 128
+// registers and keeps 128 keys.
+template <int D>
+constexpr int block_n_for() {
+  return D == 128 ? 192 : 128;
+}
+
+// V^T tiles are stored as column chunks of W keys (W bytes, W-byte swizzle), W the widest of
+// 128, 64, 32 that divides the block: one TMA box and one wgmma swizzle row per chunk.
+constexpr int vt_chunk(int bn) { return bn % 128 == 0 ? 128 : (bn % 64 == 0 ? 64 : 32); }
 
 struct KernelParams {
   __nv_bfloat16* o;
@@ -63,20 +74,23 @@ struct KernelParams {
   int causal, pingpong;
 };
 
-// Shared memory (1 byte per element, column chunks of 128 elements = one 128-byte swizzle row):
-// Q [D/128][128 rows][128], then per stage K [D/128][BN rows][128] and V^T [D rows][BN], then
-// the mbarriers (bar_q, full_k[S], empty_k[S], full_v[S], empty_v[S]).
-template <int D, int S>
+// Shared memory (1 byte per element; Q and K in column chunks of 128 elements = one 128-byte
+// swizzle row, V^T in chunks of W = vt_chunk(BN) keys with W-byte swizzle): Q [D/128][128 rows][128],
+// then per stage K [D/128][BN rows][128] and V^T [BN/W][D rows][W], then the mbarriers (bar_q,
+// full_k[S], empty_k[S], full_v[S], empty_v[S]).
+template <int D, int BN, int S>
 struct Layout {
   static constexpr int kChunks = D / 128;
   static constexpr int kQBytes = kBlockM * D;
-  static constexpr int kKBytes = kBlockN * D;
-  static constexpr int kVBytes = D * kBlockN;
+  static constexpr int kVChunk = vt_chunk(BN);
+  static constexpr int kKBytes = BN * D;
+  static constexpr int kVBytes = D * BN;
   static constexpr int kOffK = kQBytes;
   static constexpr int kOffV = kQBytes + S * kKBytes;
   static constexpr int kOffBar = kOffV + S * kVBytes;
   static constexpr int kBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
   static_assert(kChunks * 128 == D, "head_dim must be a multiple of 128 for fp8");
+  static_assert(BN % 32 == 0 && BN <= 256, "key block must be a multiple of 32 up to 256 (TMA box, wgmma N)");
   static_assert(8 * (1 + 4 * S) <= 128, "barrier area too small");
   static_assert(kKBytes % 1024 == 0 && kVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
@@ -129,25 +143,28 @@ constexpr int kProducerRegs = 24;  // after setmaxnreg: 128 x 24 + 256 x 240 <= 
 constexpr int kConsumerRegs = 240;
 
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T (e4m3, k32 steps), one commit group.
-template <int D>
-__device__ __forceinline__ void issue_qk(float (&s)[kBlockN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+template <int D, int BN>
+__device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
   const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < D / 32; ++kk)
-    sm90::wgmma_ss_e4m3<kBlockN>(s, sm90::desc_advance(da, (kk / 4) * (kBlockM * 128) + (kk % 4) * 32),
-                                 sm90::desc_advance(db, (kk / 4) * (kBlockN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
+    sm90::wgmma_ss_e4m3<BN>(s, sm90::desc_advance(da, (kk / 4) * (kBlockM * 128) + (kk % 4) * 32),
+                            sm90::desc_advance(db, (kk / 4) * (BN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
   sm90::wgmma_commit();
 }
 
-// O[64 x D] += P[64 x BN] (registers, e4m3) * V^T_stage[D x BN]^T (K-major), one commit group.
-template <int D>
-__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[kBlockN / 32][4],
+// O[64 x D] += P[64 x BN] (registers, e4m3) * V^T_stage[D x BN]^T (K-major, chunks of W keys),
+// one commit group.
+template <int D, int BN>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[BN / 32][4],
                                          std::uint32_t v_base) {
-  const std::uint64_t dv = sm90::make_desc_sw128(v_base, 16, 1024);
+  constexpr int W = vt_chunk(BN);
+  const std::uint64_t dv = sm90::make_desc_kmajor<W>(v_base);
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < kBlockN / 32; ++kk) sm90::wgmma_rs_e4m3<D>(o, p[kk], sm90::desc_advance(dv, kk * 32), 1);
+  for (int kk = 0; kk < BN / 32; ++kk)
+    sm90::wgmma_rs_e4m3<D>(o, p[kk], sm90::desc_advance(dv, (32 * kk / W) * (D * W) + (32 * kk) % W), 1);
   sm90::wgmma_commit();
 }
 
@@ -158,13 +175,12 @@ __device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
 
 #endif  // GENBENCH_SM90A_ENABLED
 
-template <int D, int S>
+template <int D, int BN, int S>
 __global__ void __launch_bounds__(kThreads, 1)
     fa3_fp8_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_vt, const KernelParams p) {
 #ifdef GENBENCH_SM90A_ENABLED
-  using L = Layout<D, S>;
-  constexpr int BN = kBlockN;
+  using L = Layout<D, BN, S>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t raw = sm90::smem_addr(smem_raw);
   const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
@@ -216,7 +232,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           sm90::tma_load_4d(s_k + s * L::kKBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * 128, hk, n * BN, b);
         sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
         sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kVBytes);
-        sm90::tma_load_4d(s_v + s * L::kVBytes, &tm_vt, full_v + 8 * s, n * BN, 0, hk, b);
+#pragma unroll
+        for (int c = 0; c < BN / L::kVChunk; ++c)
+          sm90::tma_load_4d(s_v + s * L::kVBytes + c * (D * L::kVChunk), &tm_vt, full_v + 8 * s, n * BN + c * L::kVChunk,
+                            0, hk, b);
       }
     }
     return;
@@ -284,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Block n_blocks - 1 (iteration 0): QK^T and softmax only.
     sm90::mbar_wait(full_k, 0);
     turn_wait();
-    issue_qk<D>(s_acc, q_base, s_k);
+    issue_qk<D, BN>(s_acc, q_base, s_k);
     turn_pass(false);
     sm90::wgmma_wait<0>();
     fence_acc(s_acc);
@@ -298,10 +317,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       const std::uint32_t phk = (it / S) & 1, phv = ((it - 1) / S) & 1;
       sm90::mbar_wait(full_k + 8 * sk, phk);
       turn_wait();
-      issue_qk<D>(s_acc, q_base, s_k + sk * L::kKBytes);
+      issue_qk<D, BN>(s_acc, q_base, s_k + sk * L::kKBytes);
       sm.rescale<D>(o);
       sm90::mbar_wait(full_v + 8 * sv, phv);
-      issue_pv<D>(o, pf, s_v + sv * L::kVBytes);
+      issue_pv<D, BN>(o, pf, s_v + sv * L::kVBytes);
       turn_pass(false);
       sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
       fence_acc(s_acc);
@@ -321,7 +340,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm.rescale<D>(o);
       sm90::mbar_wait(full_v + 8 * sv, phv);
       turn_wait();
-      issue_pv<D>(o, pf, s_v + sv * L::kVBytes);
+      issue_pv<D, BN>(o, pf, s_v + sv * L::kVBytes);
       turn_pass(true);
       sm90::wgmma_wait<0>();
       fence_acc(o);
@@ -370,27 +389,28 @@ CUtensorMap make_qk_map(const void* base, int batch, int seq, int heads, int d, 
                       {128, 1, static_cast<std::uint32_t>(box_rows), 1});
 }
 
-// V^T [batch, heads_kv, d, sk_pad] e4m3, box = one key block of all d rows.
-CUtensorMap make_vt_map(const void* base, int batch, int heads_kv, int d, int sk_pad) {
+// V^T [batch, heads_kv, d, sk_pad] e4m3, box = one chunk of `chunk` keys of all d rows, `chunk`-byte
+// swizzle; a key block past sk_pad reads zeros.
+CUtensorMap make_vt_map(const void* base, int batch, int heads_kv, int d, int sk_pad, int chunk) {
   const auto row = static_cast<std::uint64_t>(sk_pad);
   return make_tma_map("fa3 fp8", CU_TENSOR_MAP_DATA_TYPE_UINT8, base,
                       {row, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads_kv),
                        static_cast<std::uint64_t>(batch)},
                       {row, row * d, row * d * heads_kv},
-                      {static_cast<std::uint32_t>(kBlockN), static_cast<std::uint32_t>(d), 1, 1});
+                      {static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(d), 1, 1}, chunk);
 }
 
 template <int D>
 void set_smem_limit() {
-  constexpr int S = stages_for<D>();
-  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fp8_fwd_kernel<D, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Layout<D, S>::kBytes));
+  constexpr int S = stages_for<D>(), BN = block_n_for<D>();
+  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fp8_fwd_kernel<D, BN, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Layout<D, BN, S>::kBytes));
 }
 
 template <int D>
 void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tvt,
                   cudaStream_t stream) {
-  constexpr int S = stages_for<D>();
+  constexpr int S = stages_for<D>(), BN = block_n_for<D>();
   KernelParams kp{};
   kp.o = static_cast<__nv_bfloat16*>(pr.o);
   kp.lse = pr.lse;
@@ -405,7 +425,7 @@ void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& t
   kp.pingpong = pr.pingpong ? 1 : 0;
   const dim3 grid(static_cast<unsigned>((pr.seqlen_q + kBlockM - 1) / kBlockM), static_cast<unsigned>(pr.heads),
                   static_cast<unsigned>(pr.batch));
-  fa3_fp8_fwd_kernel<D, S><<<grid, kThreads, Layout<D, S>::kBytes, stream>>>(tq, tk, tvt, kp);
+  fa3_fp8_fwd_kernel<D, BN, S><<<grid, kThreads, Layout<D, BN, S>::kBytes, stream>>>(tq, tk, tvt, kp);
   GENBENCH_CHECK_LAUNCH();
 }
 
@@ -416,14 +436,14 @@ std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k) {
 }
 
 std::string build_support() {
-  return sm90a_support("fa3 fp8", reinterpret_cast<const void*>(fa3_fp8_fwd_kernel<128, stages_for<128>()>));
+  return sm90a_support("fa3 fp8", reinterpret_cast<const void*>(fa3_fp8_fwd_kernel<128, block_n_for<128>(), stages_for<128>()>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
   if (p.head_dim != 128 && p.head_dim != 256)
     throw Error(strprintf("fa3 fp8: head_dim %d not supported (128, 256)", p.head_dim));
   if (!p.vt) throw Error("fa3 fp8: no V^T scratch buffer");
-  bn_ = kBlockN;
+  bn_ = p.head_dim == 128 ? block_n_for<128>() : block_n_for<256>();
   if (p.head_dim == 128) {
     set_smem_limit<128>();
     stages_ = stages_for<128>();
@@ -432,8 +452,8 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     stages_ = stages_for<256>();
   }
   tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, kBlockM);
-  tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, kBlockN);
-  tvt_ = make_vt_map(p.vt, p.batch, p.heads_kv, p.head_dim, sk_padded(p.seqlen_k));
+  tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
+  tvt_ = make_vt_map(p.vt, p.batch, p.heads_kv, p.head_dim, sk_padded(p.seqlen_k), vt_chunk(bn_));
 }
 
 void Launcher::launch(cudaStream_t stream) const {
