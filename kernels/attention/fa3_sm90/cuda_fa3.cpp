@@ -33,9 +33,10 @@ int env_tristate(const char* name) {
   return std::strcmp(e, "0") == 0 ? 0 : 1;
 }
 
-// The part of a kernel's problem every fa3 kernel shares, from the shape and the case's buffers.
+// The part of a kernel's problem every fa3 kernel shares, from the shape and the case's buffers
+// (sched: the persistent launch's tile counters).
 void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k,
-                 const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse) {
+                 const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& sched) {
   t.q = q.get();
   t.k = k.get();
   t.v = v.get();
@@ -50,20 +51,26 @@ void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q
   t.causal = s.causal;
   t.scale = s.scale;
   t.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
+  t.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
+  t.sched = sched.as<int>();
+}
+
+DeviceBuffer zeroed(Context& ctx, std::size_t bytes) {
+  DeviceBuffer b = ctx.backend.allocate(bytes);
+  GENBENCH_CHECK_CUDA(cudaMemset(b.get(), 0, bytes));
+  return b;
 }
 
 fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
                         const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
                         const DeviceBuffer& cu_k, const DeviceBuffer& sched) {
   fa3::Problem p;
-  set_tensors(p, s, q, k, v, o, lse);
+  set_tensors(p, s, q, k, v, o, lse, sched);
   if (s.varlen) {
     p.cu_q = cu_q.as<int>();
     p.cu_k = cu_k.as<int>();
   }
   p.bf16 = s.dtype == DType::bf16;
-  p.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
-  p.sched = sched.as<int>();
   return p;
 }
 
@@ -79,24 +86,18 @@ class Fa3Case final : public attention::DeviceAttentionCase {
   std::string config_name() const override { return launcher_.variant(); }
 
  private:
-  static DeviceBuffer zeroed(Context& ctx, std::size_t bytes) {
-    DeviceBuffer b = ctx.backend.allocate(bytes);
-    GENBENCH_CHECK_CUDA(cudaMemset(b.get(), 0, bytes));
-    return b;
-  }
-
   DeviceBuffer sched_;  // the persistent launch's tile counters (before launcher_: built first)
   fa3::Launcher launcher_;
 };
 
 // fp8 (e4m3) inputs: the kernel of fa3_fp8_sm90.cu. O is bf16 and the inputs carry the case's
-// per-tensor descale (attention_validate.h); the V^T scratch the kernel's pre-pass writes is
-// allocated here, once.
+// per-tensor descale (attention_validate.h); the V^T scratch the kernel's pre-pass writes and
+// the tile counters are allocated here, once.
 class Fa3Fp8Case final : public attention::DeviceAttentionCase {
  public:
-  Fa3Fp8Case(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx) {
+  Fa3Fp8Case(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx), sched_(zeroed(ctx, 2 * sizeof(int))) {
     fa3::fp8::Problem p;
-    set_tensors(p, s, q_, k_, v_, o_, lse_);
+    set_tensors(p, s, q_, k_, v_, o_, lse_, sched_);
     vt_ = ctx.backend.allocate(fa3::fp8::vt_bytes(p.batch, p.heads_kv, p.head_dim, p.seqlen_k));
     p.vt = vt_.get();
     p.descale_q = p.descale_k = p.descale_v = descale();
@@ -108,7 +109,7 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
   std::string config_name() const override { return launcher_->variant(); }
 
  private:
-  DeviceBuffer vt_;
+  DeviceBuffer sched_, vt_;
   std::unique_ptr<fa3::fp8::Launcher> launcher_;
 };
 

@@ -1,41 +1,17 @@
-// fa3: FlashAttention-3-style forward for Hopper (sm_90a).
-//
-// One CTA computes 64 C query rows of one (batch, head) against all visible keys (C = 2
-// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more):
-//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of Q once and of K/V
-//     tiles into a 2-stage ring, each stage completing on its own "full" mbarrier and
-//     recycled when the consumers arrive on its "empty" mbarrier;
-//   warpgroups 1 .. C (consumers, 240 registers, 160 when C = 3): 64 query rows each. Per
-//     key block j:
-//     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
-//     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
-//     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
-//     through the descriptor). QK^T of block j is issued together with PV of block j-1;
-//     the source waits for that PV only after the softmax of block j (intra-warpgroup
-//     overlap), but ptxas moves the wait above the softmax, so in the machine code the
-//     softmax follows both GEMMs (forcing the written order was not faster: docs/perf-notes.md,
-//     fa3 v3). With ping-pong on, the consumer warpgroups take turns issuing their GEMMs (a
-//     ring of named barriers), so one warpgroup's softmax runs under another's GEMMs.
-// Key blocks are visited from the last to the first, so the blocks that need masking (the
-// seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
-// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
-// next packed sequence's rows) and not stored.
-// Epilogue: O normalised, staged through the warpgroup's own Q tile in shared memory and
-// written with 16-byte stores; LSE = max * scale + log(sum), -inf (and O = 0) for rows that
-// see no key.
+// fa3, 16-bit: the fp16 and bf16 instantiations of the kernel in fa3_kernel.cuh (its header
+// describes the design) and their launcher.
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
 #include "core/strings.h"
-#include "kernels/attention/fa3_sm90/fa3_device.cuh"
+#include "kernels/attention/fa3_sm90/fa3_kernel.cuh"
 #include "kernels/common/sm90_ptx.cuh"
 #include "kernels/common/sm90_support.h"
 #include "kernels/common/tma_map.h"
@@ -46,413 +22,46 @@ namespace {
 
 constexpr int kStages = 2;
 
-struct KernelParams {
-  void* o;
-  float* lse;
-  const int* cu_q;  // varlen: cumulative lengths (batch + 1) in device memory, else nullptr
-  const int* cu_k;
-  long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
-  int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
-  int num_m_blocks;  // query blocks of the longest sequence
-  int num_tiles;     // num_m_blocks x heads x batch
-  int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
-  float scale, scale_log2;
-  int causal, pingpong;
-};
-
-// One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
-// (block of 64 C rows) beside the producer warpgroup.
-// Shared memory: Q [D/64 chunks][64 C rows][64], K and V stages [D/64][BN][64] each, then the
-// mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
-template <int D, int BN, int C>
-struct Layout {
-  static constexpr int kBlockM = 64 * C;
-  static constexpr int kThreads = 128 * (C + 1);
-  // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
-  static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs = C == 2 ? 240 : 160;
-  static_assert(128 * kProducerRegs + 128 * C * kConsumerRegs <= 65536, "register file over budget");
-  static constexpr int kChunks = D / 64;
-  static constexpr int kQBytes = kBlockM * D * 2;
-  static constexpr int kKVBytes = BN * D * 2;
-  static constexpr int kOffK = kQBytes;
-  static constexpr int kOffV = kQBytes + kStages * kKVBytes;
-  // O is staged for its stores in a buffer of its own when it fits beside Q and the K/V ring,
-  // so the next tile's Q can load during the epilogue; else in the Q tile itself.
-  static constexpr bool kSeparateO = 2 * kQBytes + 2 * kStages * kKVBytes + 128 + 1024 <= 227 * 1024;
-  static constexpr int kOffO = kSeparateO ? kQBytes + 2 * kStages * kKVBytes : 0;
-  static constexpr int kOffBar = kQBytes + 2 * kStages * kKVBytes + (kSeparateO ? kQBytes : 0);
-  static constexpr int kBytes = kOffBar + 128 + 1024;  // + barriers + alignment slack
-  static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
-  static_assert(kChunks * 64 == D, "head_dim must be a multiple of 64");
-  static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
-  static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
-};
-
+// fp16 / bf16 elements: k16 wgmma steps; V [BN keys][D] in 64-element column chunks, read
+// N-major (transposed) by the PV wgmma; P packed in pairs is the A fragment as it stands.
+template <bool kBF16>
+struct Elem16 {
+  static constexpr int kElemBytes = 2, kK = 16;
+  static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
+  static constexpr float kPOffsetLog2 = 0.f;
 #ifdef GENBENCH_SM90A_ENABLED
-
-// S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows).
-template <int D, int BN, int BM, bool kBF16>
-__device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
-  const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
-  sm90::wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-    sm90::wgmma_ss<BN, kBF16>(s, sm90::desc_advance(da, (kk / 4) * (BM * 128) + (kk % 4) * 32),
-                              sm90::desc_advance(db, (kk / 4) * (BN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
-  sm90::wgmma_commit();
-}
-
-// O[64 x D] += P[64 x BN] (registers) * V_stage[BN x D] (N-major), one commit group.
-template <int D, int BN, bool kBF16>
-__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[BN / 16][4],
-                                         std::uint32_t v_base) {
-  const std::uint64_t dv = sm90::make_desc_sw128(v_base, BN * 128, 1024);
-  sm90::wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < BN / 16; ++kk) sm90::wgmma_rs_tb<D, kBF16>(o, p[kk], sm90::desc_advance(dv, kk * 2048), 1);
-  sm90::wgmma_commit();
-}
-
-#endif  // GENBENCH_SM90A_ENABLED
-
-#ifdef GENBENCH_SM90A_ENABLED
-
-// One work tile: a block of query rows of one (sequence, head).
-struct Tile {
-  bool valid;  // false: past the end of a shorter sequence of a varlen batch
-  int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
-};
-
-// Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
-// longest causal rows first (block index from the end): CTAs running at the same time work on
-// few heads, whose K/V stay in L2 (docs/perf-notes.md, fa3 v2: ordering by query block first
-// was slower at seqlen 512). Varlen reads the sequence's start and length from
-// device memory (so one captured launch serves any set of lengths up to the maxima that
-// sized the launch) and addresses the packed tensors as one sequence (TMA batch 0).
-template <int BM, int BN>
-__device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
-  Tile ti;
-  const int hb = t / p.num_m_blocks, m_idx = t - hb * p.num_m_blocks;
-  ti.b = hb / p.heads;
-  ti.h = hb - ti.b * p.heads;
-  ti.seqlen_q = p.seqlen_q;
-  ti.seqlen_k = p.seqlen_k;
-  ti.start_q = ti.start_k = 0;
-  ti.tma_b = ti.b;
-  if (p.cu_q) {
-    ti.start_q = p.cu_q[ti.b];
-    ti.seqlen_q = p.cu_q[ti.b + 1] - ti.start_q;
-    ti.start_k = p.cu_k[ti.b];
-    ti.seqlen_k = p.cu_k[ti.b + 1] - ti.start_k;
-    ti.tma_b = 0;
+  template <int BN>
+  __device__ static __forceinline__ void wgmma_qk(float (&s)[BN / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
+    sm90::wgmma_ss<BN, kBF16>(s, da, db, scale_d);
   }
-  const int m_blocks = (ti.seqlen_q + BM - 1) / BM;
-  ti.valid = m_idx < m_blocks;
-  ti.row0 = (m_blocks - 1 - m_idx) * BM;
-  const int row_last = min(ti.seqlen_q, ti.row0 + BM) - 1;
-  const int diag = ti.seqlen_k - ti.seqlen_q;  // causal: row i sees keys j <= i + diag
-  const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
-  ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
-  return ti;
-}
-
-#endif  // GENBENCH_SM90A_ENABLED
-
-template <int D, int BN, int C, bool kBF16>
-__global__ void __launch_bounds__(Layout<D, BN, C>::kThreads, 1)
-    fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                   const __grid_constant__ CUtensorMap tm_v, const KernelParams p) {
-#ifdef GENBENCH_SM90A_ENABLED
-  using L = Layout<D, BN, C>;
-  constexpr int kBlockM = L::kBlockM;
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const std::uint32_t raw = sm90::smem_addr(smem_raw);
-  const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
-  unsigned char* smem = smem_raw + pad;
-  const std::uint32_t s_q = raw + pad, s_k = s_q + L::kOffK, s_v = s_q + L::kOffV;
-  const std::uint32_t bar_q = s_q + L::kOffBar;
-  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = +24 + 8s, full_v[s] = +40 + 8s, empty_v[s] = +56 + 8s;
-  // q_empty: the consumers are done with the Q tile (and, without a separate O buffer, with
-  // the O staging in it), so the next tile's Q may load.
-  const std::uint32_t full_k = bar_q + 8, empty_k = bar_q + 24, full_v = bar_q + 40, empty_v = bar_q + 56;
-  const std::uint32_t q_empty = bar_q + 72;
-  // Tile handout of a persistent launch: tile_full[s] = bar_q + 80 + 8s, tile_empty[s] =
-  // +96 + 8s, the tile numbers in the two int slots at +112.
-  const std::uint32_t tile_full = bar_q + 80, tile_empty = bar_q + 96;
-  // The slots are written and read with shared-memory atomics (ordered by the mbarriers like
-  // any access; atomics also tell compute-sanitizer's racecheck that the handoff is intended).
-  int* tile_slot = reinterpret_cast<int*>(smem + L::kOffBar + 112);
-
-  if (threadIdx.x == 0) {
-    sm90::mbar_init(bar_q, 1);
-    sm90::mbar_init(q_empty, 4 * C);  // one arrival per consumer warp
-    sm90::mbar_init(tile_full, 1);
-    sm90::mbar_init(tile_full + 8, 1);
-    sm90::mbar_init(tile_empty, 4 * C);
-    sm90::mbar_init(tile_empty + 8, 4 * C);
+  // O[64 x D] += P[64 x BN] (registers) * V_stage[BN x D] (N-major), one commit group.
+  template <int D, int BN>
+  __device__ static __forceinline__ void issue_pv(float (&o)[D / 2], const std::uint32_t (&p)[BN / 16][4],
+                                                  std::uint32_t v_base) {
+    const std::uint64_t dv = sm90::make_desc_sw128(v_base, BN * 128, 1024);
+    sm90::wgmma_fence();
 #pragma unroll
-    for (int s = 0; s < kStages; ++s) {
-      sm90::mbar_init(full_k + 8 * s, 1);
-      sm90::mbar_init(full_v + 8 * s, 1);
-      sm90::mbar_init(empty_k + 8 * s, 4 * C);
-      sm90::mbar_init(empty_v + 8 * s, 4 * C);
-    }
-    sm90::fence_barrier_init();
+    for (int kk = 0; kk < BN / 16; ++kk) sm90::wgmma_rs_tb<D, kBF16>(o, p[kk], sm90::desc_advance(dv, kk * 2048), 1);
+    sm90::wgmma_commit();
   }
-  __syncthreads();
-
-  // Tiles: a plain launch has one CTA per tile (tile blockIdx.x, then none). A persistent launch
-  // (p.sched set) has one CTA per SM: each starts with tile blockIdx.x, and its producer claims
-  // every further tile from the global counter, in order, so the SMs stay balanced however the
-  // tiles differ in length, and CTAs running at once work on neighbouring tiles (shared K/V in
-  // L2). The producer hands each tile number (num_tiles = the end) to the consumers through
-  // the two slots. Ring positions (K/V block g, Q tile qn) count across tiles, so the
-  // producer runs ahead into the next tile.
-  const bool dynamic = p.sched != nullptr;
-  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
-  if (wg == 0) {
-    // ---------------------------------------------------------------- producer
-    sm90::setmaxnreg_dec<L::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      auto next_tile = [&](int j) {
-        const int t = j == 0 ? static_cast<int>(blockIdx.x)
-                             : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_tiles);
-        if (dynamic) {
-          const int s = j & 1;
-          if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
-          atomicExch(tile_slot + s, min(t, p.num_tiles));
-          sm90::mbar_arrive(tile_full + 8 * s);
-        }
-        return t;
-      };
-      sm90::prefetch_tensormap(&tm_q);
-      sm90::prefetch_tensormap(&tm_k);
-      sm90::prefetch_tensormap(&tm_v);
-      int g = 0, qn = 0;
-      for (int j = 0;; ++j) {
-        const int t = next_tile(j);
-        if (t >= p.num_tiles) break;
-        const Tile ti = tile_of<kBlockM, BN>(p, t);
-        if (!ti.valid) continue;
-        const int hk = ti.h / p.group;
-        if (qn > 0) sm90::mbar_wait(q_empty, (qn - 1) & 1);
-        ++qn;
-        sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
-#pragma unroll
-        for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * 64, ti.h, ti.start_q + ti.row0, ti.tma_b);
-        for (int it = 0; it < ti.n_blocks; ++it, ++g) {
-          const int n = ti.n_blocks - 1 - it, s = g & 1;
-          const std::uint32_t phase = (g >> 1) & 1;
-          // Stage s of one ring (K or V): wait until the consumers freed it, then load key block n.
-          auto load = [&](std::uint32_t base, const CUtensorMap* tm, std::uint32_t full, std::uint32_t empty) {
-            sm90::mbar_wait(empty + 8 * s, phase ^ 1);
-            sm90::mbar_arrive_expect_tx(full + 8 * s, L::kKVBytes);
-#pragma unroll
-            for (int c = 0; c < L::kChunks; ++c)
-              sm90::tma_load_4d(base + s * L::kKVBytes + c * (BN * 128), tm, full + 8 * s, c * 64, hk,
-                                ti.start_k + n * BN, ti.tma_b);
-          };
-          load(s_k, &tm_k, full_k, empty_k);
-          load(s_v, &tm_v, full_v, empty_v);
-        }
-      }
-      if (p.sched) {
-        // The last CTA to finish resets the counters for the next launch (every CTA has taken
-        // its last tile number before it counts itself finished).
-        __threadfence();
-        if (atomicAdd(p.sched + 1, 1) == static_cast<int>(gridDim.x) - 1) {
-          p.sched[0] = 0;
-          p.sched[1] = 0;
-        }
-      }
-    }
-    return;
-  }
-
-  // ------------------------------------------------------------------ consumers
-  sm90::setmaxnreg_inc<L::kConsumerRegs>();
-  const int cw = wg - 1;  // consumer warpgroup 0 .. C - 1
-  const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
-  const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
-  const std::uint32_t q_base = s_q + cw * 64 * 128;
-  const float sl2 = p.scale_log2;
-  const float kNegInf = -INFINITY;
-
-  const bool pingpong = p.pingpong != 0;
-  // Turn-taking in a ring: consumer cw waits on named barrier kTurn + cw, then signals the
-  // next consumer's; the ring runs on across tiles. Barriers 1 .. C are the consumers'
-  // epilogue barriers. Consumer 0 gives itself the first turn and takes back the one
-  // arrival left pending at the end.
-  constexpr int kTurn = 1 + C;
-  auto turn_wait = [&]() {
-    if (pingpong) sm90::named_barrier_sync(kTurn + cw, 256);
-  };
-  auto turn_pass = [&]() {
-    if (pingpong) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
-  };
-  if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);
-
-  float o[D / 2];
-  float s_acc[BN / 2];
-  std::uint32_t pf[BN / 16][4];
-  OnlineSoftmax<BN> sm;
-  int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
-
-  auto release = [&](std::uint32_t bar) {
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(bar);
-  };
-  auto next_tile = [&](int j) {
-    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : p.num_tiles;
-    const int s = j & 1;
-    sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
-    int t = 0;
-    if (lane == 0) t = atomicAdd(tile_slot + s, 0);  // one read per warp
-    t = __shfl_sync(0xffffffffu, t, 0);
-    release(tile_empty + 8 * s);
-    return t;
-  };
-
-  // Softmax of block n in S (in place: S becomes P in fp32); masking only where a block
-  // reaches past the tile's smallest key limit.
-  auto softmax = [&](int n) {
-    if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
-    sm.update(s_acc, sl2, 0.f);
-  };
-  auto convert_p = [&]() {
+  template <int BN>
+  __device__ static __forceinline__ void convert_p(const float (&s)[BN / 2], std::uint32_t (&p)[BN / 16][4]) {
 #pragma unroll
     for (int k = 0; k < BN / 16; ++k) {
-      pf[k][0] = pack2<kBF16>(s_acc[8 * k], s_acc[8 * k + 1]);
-      pf[k][1] = pack2<kBF16>(s_acc[8 * k + 2], s_acc[8 * k + 3]);
-      pf[k][2] = pack2<kBF16>(s_acc[8 * k + 4], s_acc[8 * k + 5]);
-      pf[k][3] = pack2<kBF16>(s_acc[8 * k + 6], s_acc[8 * k + 7]);
-    }
-  };
-
-  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
-  for (int j = 0;; ++j) {
-    const int t = next_tile(j);
-    if (t >= p.num_tiles) break;
-    const Tile ti = tile_of<kBlockM, BN>(p, t);
-    if (!ti.valid) continue;
-    const int n_blocks = ti.n_blocks;
-    const int diag = ti.seqlen_k - ti.seqlen_q;
-    const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
-    lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
-    lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
-    // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
-    // keys of the next packed sequence that a varlen tail block loads).
-    mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    sm = OnlineSoftmax<BN>();
-
-    sm90::mbar_wait(bar_q, qn & 1);
-    ++qn;
-    if (n_blocks > 0) {
-      // Block n_blocks - 1: QK^T and softmax only.
-      {
-        const int s = g & 1;
-        sm90::mbar_wait(full_k + 8 * s, (g >> 1) & 1);
-        turn_wait();
-        issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + s * L::kKVBytes);
-        turn_pass();
-        sm90::wgmma_wait<0>();
-        fence_acc(s_acc);
-        release(empty_k + 8 * s);
-        softmax(n_blocks - 1);
-        convert_p();
-      }
-      for (int it = 1; it < n_blocks; ++it) {
-        const int n = n_blocks - 1 - it, gk = g + it, gv = gk - 1;
-        const int sk = gk & 1, sv = gv & 1;
-        sm90::mbar_wait(full_k + 8 * sk, (gk >> 1) & 1);
-        turn_wait();
-        issue_qk<D, BN, kBlockM, kBF16>(s_acc, q_base, s_k + sk * L::kKVBytes);
-        sm.rescale<D>(o);
-        sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
-        issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
-        turn_pass();
-        sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
-        fence_acc(s_acc);
-        release(empty_k + 8 * sk);
-        softmax(n);
-        sm90::wgmma_wait<0>();
-        fence_acc(o);
-        fence_frag(pf);
-        release(empty_v + 8 * sv);
-        convert_p();
-      }
-      if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
-      // PV of block 0.
-      {
-        const int gv = g + n_blocks - 1, sv = gv & 1;
-        sm.rescale<D>(o);
-        sm90::mbar_wait(full_v + 8 * sv, (gv >> 1) & 1);
-        turn_wait();
-        issue_pv<D, BN, kBF16>(o, pf, s_v + sv * L::kKVBytes);
-        turn_pass();
-        sm90::wgmma_wait<0>();
-        fence_acc(o);
-        fence_frag(pf);
-        release(empty_v + 8 * sv);
-      }
-      g += n_blocks;
-    } else if constexpr (L::kSeparateO) {
-      release(q_empty);
-    }
-
-    // ---------------------------------------------------------------- epilogue
-    // The tile's coordinates again (cheaper than holding them in registers through the loop).
-    const Tile te = tile_of<kBlockM, BN>(p, t);
-    sm.reduce_sums();
-    const float inv_a = sm.l_a > 0.f ? 1.f / sm.l_a : 0.f;
-    const float inv_b = sm.l_b > 0.f ? 1.f / sm.l_b : 0.f;
-
-    // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
-    // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
-    // the warpgroup is done reading the previous tile's staging.
-    sm90::named_barrier_sync(1 + cw, 128);
-    unsigned char* stage = smem + L::kOffO + cw * 64 * 128;
-    const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      const int chunk = i / 8, unit = i % 8;
-      const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
-      *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) =
-          pack2<kBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
-      *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
-          pack2<kBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
-    }
-    sm90::named_barrier_sync(1 + cw, 128);
-    constexpr int kUnitsPerRow = D / 8;
-    unsigned char* o_base = static_cast<unsigned char*>(p.o);
-    const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
-#pragma unroll 4
-    for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
-      const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
-      const int row = te.row0 + cw * 64 + r;
-      const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
-                                                        (((cu % 8) ^ (r & 7)) << 4));
-      if (row < te.seqlen_q) {
-        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
-        *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
-      }
-    }
-    if constexpr (!L::kSeparateO) release(q_empty);  // the staging in the Q tile is read
-    if (lane % 4 == 0) {
-      const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
-                                          : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
-      const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
-      if (ra < te.seqlen_q) p.lse[lse_row + ra] = sm.l_a > 0.f ? sm.m_a * p.scale + logf(sm.l_a) : kNegInf;
-      if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) : kNegInf;
+      p[k][0] = pack2<kBF16>(s[8 * k], s[8 * k + 1]);
+      p[k][1] = pack2<kBF16>(s[8 * k + 2], s[8 * k + 3]);
+      p[k][2] = pack2<kBF16>(s[8 * k + 4], s[8 * k + 5]);
+      p[k][3] = pack2<kBF16>(s[8 * k + 6], s[8 * k + 7]);
     }
   }
-  if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival
+  template <int D, int BN>
+  __device__ static __forceinline__ void load_v(std::uint32_t dst, const CUtensorMap* tm, std::uint32_t bar, int hk,
+                                                int key0, int b) {
+#pragma unroll
+    for (int c = 0; c < D / 64; ++c) sm90::tma_load_4d(dst + c * (BN * 128), tm, bar, c * 64, hk, key0, b);
+  }
 #endif  // GENBENCH_SM90A_ENABLED
-}
+};
 
 // [batch, seq, heads, d] as a 4-D map (d innermost), box 64 x 1 x rows x 1, 128-byte swizzle.
 // Varlen tensors are mapped as one packed sequence (batch 1, seq = all rows).
@@ -463,46 +72,6 @@ CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads,
                        static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
                       {static_cast<std::uint64_t>(d) * 2, row, static_cast<std::uint64_t>(seq) * row},
                       {64, 1, static_cast<std::uint32_t>(box_rows), 1});
-}
-
-// Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
-// stream capture, so it is called when the Launcher is built).
-template <int D, int BN, int C, bool kBF16>
-void set_smem_limit() {
-  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, C, kBF16>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, Layout<D, BN, C>::kBytes));
-}
-
-// Launches one CTA per SM (`ctas` > 0, persistent) or one per tile (`ctas` = 0).
-template <int D, int BN, int C, bool kBF16>
-void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tv, int ctas,
-                  cudaStream_t stream) {
-  using L = Layout<D, BN, C>;
-  constexpr int kBlockM = L::kBlockM;
-  auto kernel = fa3_fwd_kernel<D, BN, C, kBF16>;
-  KernelParams kp{};
-  kp.o = pr.o;
-  kp.lse = pr.lse;
-  kp.cu_q = pr.cu_q;
-  kp.cu_k = pr.cu_k;
-  kp.lse_head_stride = static_cast<long long>(pr.batch) * pr.seqlen_q;
-  kp.heads = pr.heads;
-  kp.batch = pr.batch;
-  kp.group = pr.heads / pr.heads_kv;
-  kp.seqlen_q = pr.seqlen_q;
-  kp.seqlen_k = pr.seqlen_k;
-  kp.num_m_blocks = (pr.seqlen_q + kBlockM - 1) / kBlockM;
-  const long long tiles = static_cast<long long>(kp.num_m_blocks) * pr.heads * pr.batch;
-  if (tiles > 0x7fffffffLL) throw Error("fa3: more than 2^31 tiles");
-  kp.num_tiles = static_cast<int>(tiles);
-  kp.scale = pr.scale;
-  kp.scale_log2 = pr.scale * 1.4426950408889634f;
-  kp.causal = pr.causal ? 1 : 0;
-  kp.pingpong = pr.pingpong ? 1 : 0;
-  const int grid = ctas > 0 ? static_cast<int>(std::min<long long>(tiles, ctas)) : kp.num_tiles;
-  kp.sched = ctas > 0 ? pr.sched : nullptr;
-  kernel<<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
-  GENBENCH_CHECK_LAUNCH();
 }
 
 // The compiled configurations (head dim, key tile, consumer warpgroups): the only template
@@ -530,7 +99,7 @@ void dispatch(const Config& c, bool bf16, F&& f) {
 
 struct SetSmem {
   template <int D, int BN, int C, bool kBF16>
-  void operator()() const { set_smem_limit<D, BN, C, kBF16>(); }
+  void operator()() const { set_smem_limit<D, BN, C, kStages, Elem16<kBF16>>(); }
 };
 
 struct Launch {
@@ -539,7 +108,10 @@ struct Launch {
   int ctas;
   cudaStream_t stream;
   template <int D, int BN, int C, bool kBF16>
-  void operator()() const { launch_typed<D, BN, C, kBF16>(p, tq, tk, tv, ctas, stream); }
+  void operator()() const {
+    launch_kernel<D, BN, C, kStages, Elem16<kBF16>>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk,
+                                                    tv, ctas, stream);
+  }
 };
 
 // The configuration for a head dim: the first listed, or with GENBENCH_FA3_CONSUMERS=N (A/B
@@ -557,7 +129,7 @@ Config choose(int d) {
 }  // namespace
 
 std::string build_support() {
-  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, true>));
+  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, kStages, Elem16<true>>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
@@ -568,13 +140,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   // Persistent unless asked otherwise: with tiles claimed from the counter it was as fast as
   // or faster than one CTA per tile at every measured shape (docs/perf-notes.md, fa3 v2;
   // seqlen 512 causal +18%).
-  const bool persistent = p.persistent != 0;
-  if (persistent) {
-    if (!p.sched) throw Error("fa3: a persistent launch needs the scheduler counters (Problem::sched)");
-    int dev = 0;
-    GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
-    GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&persistent_ctas_, cudaDevAttrMultiProcessorCount, dev));
-  }
+  persistent_ctas_ = persistent_ctas(p);
   if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,

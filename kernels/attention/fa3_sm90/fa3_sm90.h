@@ -1,6 +1,7 @@
 #pragma once
 // fa3: fused attention forward for Hopper (sm_90a) in the style of FlashAttention-3.
-// Host interface of the kernel in fa3_sm90.cu: tensor maps are encoded once per problem,
+// Host interface of the 16-bit instantiations (fa3_sm90.cu) of the kernel in fa3_kernel.cuh;
+// the e4m3 ones are in fa3_fp8_sm90.h. Tensor maps are encoded once per problem,
 // launches are stream-ordered and capturable.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -22,6 +23,10 @@ struct Tensors {
   bool causal = false;
   float scale = 0;       // softmax scale
   bool pingpong = true;  // consumer warpgroups take turns issuing their GEMMs (named barriers)
+  // One CTA per SM claiming tiles from a counter (1), one CTA per tile (0), or the kernel's
+  // default (-1: persistent).
+  int persistent = -1;
+  int* sched = nullptr;  // 2 ints of zeroed device memory, needed by persistent launches
 };
 
 // The 16-bit kernel: all tensors fp16 or bf16.
@@ -33,10 +38,6 @@ struct Problem : Tensors {
   const int* cu_q = nullptr;  // varlen: cumulative lengths (batch + 1 int32) in device memory
   const int* cu_k = nullptr;
   bool bf16 = true;
-  // One CTA per SM claiming tiles from a counter (1), one CTA per tile (0), or the kernel's
-  // default (-1: persistent).
-  int persistent = -1;
-  int* sched = nullptr;  // 2 ints of zeroed device memory, needed by persistent launches
 };
 
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).

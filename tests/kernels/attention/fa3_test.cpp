@@ -182,11 +182,17 @@ TEST_F(Fa3Gpu, Fp8GraphModeAndBf16Output) {
   ASSERT_NE(dc, nullptr);
   EXPECT_EQ(dc->graph_captures(), 1);
   EXPECT_NE(c->variant().find("fp8"), std::string::npos) << c->variant();
+  EXPECT_NE(c->variant().find("-ps"), std::string::npos) << c->variant();  // persistent by default
   EXPECT_LE(c->variant().size(), 64u) << c->variant();
   EXPECT_EQ(attention::output_dtype(DType::fp8_e4m3), DType::bf16);
   EXPECT_EQ(dc->descale(), attention::input_descale(DType::fp8_e4m3));
   dc->poison_outputs();  // poisoned and not executed: the check must see unwritten outputs
   EXPECT_FALSE(dc->check_outputs().ok);
+  dc->execute();
+  EXPECT_TRUE(dc->check_outputs().ok);
+  // Many replays later (the tile counters reset themselves at the end of every launch): still right.
+  for (int i = 0; i < 5; ++i) dc->execute();
+  dc->poison_outputs();
   dc->execute();
   EXPECT_TRUE(dc->check_outputs().ok);
 }
@@ -220,6 +226,10 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
     check({1, 4, 2, 3000, 5000}, d, true, "fp16");
   }
   check({1, 4, 4, 5000, 3000}, 128, true, "bf16");  // rows that see no key
+  for (std::int64_t d : {128, 256}) {  // the e4m3 instantiations share the scheduler
+    check({2, 3, 3, 1000, 1000}, d, true, "fp8_e4m3");
+    check({1, 4, 4, 5000, 3000}, d, true, "fp8_e4m3");
+  }
   check({5, 4, 2, 1000, 1000}, 128, true, "bf16", false, true);
   auto c = check({6, 4, 2, 900, 900}, 64, true, "bf16", true, true);  // graph: replays reuse the counters
   ASSERT_NE(c, nullptr);
@@ -238,6 +248,11 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
 TEST_F(Fa3Gpu, OneCtaPerTileEveryMode) {
   ScopedEnv env("GENBENCH_FA3_PERSISTENT", "0");
   for (std::int64_t d : {64, 128, 256}) check({2, 3, 3, 1000, 1000}, d, false, "bf16");
+  for (std::int64_t d : {128, 256}) {
+    auto f = check({2, 3, 3, 1000, 1000}, d, true, "fp8_e4m3");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->variant().find("-ps"), std::string::npos) << f->variant();
+  }
   auto c = check({5, 4, 2, 1000, 1000}, 128, false, "bf16", true, true);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->variant().find("-ps"), std::string::npos) << c->variant();

@@ -1,0 +1,526 @@
+#pragma once
+// fa3: the FlashAttention-3-style forward kernel for Hopper (sm_90a), shared by the 16-bit
+// (fa3_sm90.cu) and the e4m3 (fa3_fp8_sm90.cu) instantiations, which differ only in an
+// element-type traits class E (see "Element traits" below). Include only from .cu files.
+//
+// One CTA computes 64 C query rows of one (batch, head) against all visible keys (C = 2
+// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more):
+//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of Q once and of K/V
+//     tiles into a 2-stage ring, each stage completing on its own "full" mbarrier and
+//     recycled when the consumers arrive on its "empty" mbarrier;
+//   warpgroups 1 .. C (consumers, 240 registers, 160 when C = 3): 64 query rows each. Per
+//     key block j:
+//     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
+//     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
+//     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
+//     through the descriptor). QK^T of block j is issued together with PV of block j-1;
+//     the source waits for that PV only after the softmax of block j (intra-warpgroup
+//     overlap), but ptxas moves the wait above the softmax, so in the machine code the
+//     softmax follows both GEMMs (forcing the written order was not faster: docs/perf-notes.md,
+//     fa3 v3). With ping-pong on, the consumer warpgroups take turns issuing their GEMMs (a
+//     ring of named barriers), so one warpgroup's softmax runs under another's GEMMs.
+// Key blocks are visited from the last to the first, so the blocks that need masking (the
+// seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
+// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
+// next packed sequence's rows) and not stored.
+// Epilogue: O normalised, staged through the warpgroup's own Q tile in shared memory and
+// written with 16-byte stores; LSE = max * scale + log(sum), -inf (and O = 0) for rows that
+// see no key.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cuda/check.h"
+#include "core/error.h"
+#include "kernels/attention/fa3_sm90/fa3_device.cuh"
+#include "kernels/attention/fa3_sm90/fa3_sm90.h"
+#include "kernels/common/fast_math.cuh"
+#include "kernels/common/sm90_ptx.cuh"
+
+namespace genbench::fa3 {
+
+// Element traits, what a kernel instantiation's element type E provides:
+//   kElemBytes (Q and K bytes per element), kK (elements per 32-byte wgmma k step),
+//   kOutBF16 (O stored as bf16, else fp16), kDescaleV (O is scaled by descale_v),
+//   kPOffsetLog2 (P computed as 2^offset x exp(s - max); LSE takes it off);
+//   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
+//   issue_pv<D, BN>(o, p, v_base): O += P V for one key block as one wgmma commit group;
+//   convert_p<BN>(s, p): P (fp32 accumulator layout) to the A fragments of issue_pv;
+//   load_v<D, BN>(dst, tm, bar, hk, key0, b): the TMA loads of one V block into a stage.
+
+struct KernelParams {
+  void* o;
+  float* lse;
+  const int* cu_q;  // varlen: cumulative lengths (batch + 1) in device memory, else nullptr
+  const int* cu_k;
+  long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
+  int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
+  int num_m_blocks;  // query blocks of the longest sequence
+  int num_tiles;     // num_m_blocks x heads x batch
+  int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
+  float scale, scale_log2;  // score of stored values -> true score (x descales for e4m3); x log2(e)
+  int causal, pingpong;
+  float descale_v;  // E::kDescaleV: true V = stored V x descale_v
+};
+
+// One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
+// (block of 64 C rows) beside the producer warpgroup, S stages in the K/V rings.
+// Shared memory: Q [chunks][64 C rows][128 bytes], K and V stages of BN x D elements each
+// (K in 128-byte column chunks like Q; V as E lays it out), optionally an O staging buffer,
+// then the mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
+template <int D, int BN, int C, int S, class E>
+struct Layout {
+  static constexpr int kBlockM = 64 * C;
+  static constexpr int kThreads = 128 * (C + 1);
+  // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
+  static constexpr int kProducerRegs = 24;
+  static constexpr int kConsumerRegs = C == 2 ? 240 : 160;
+  static_assert(128 * kProducerRegs + 128 * C * kConsumerRegs <= 65536, "register file over budget");
+  static constexpr int kChunkElems = 128 / E::kElemBytes;  // elements per 128-byte swizzle row
+  static constexpr int kChunks = D / kChunkElems;
+  static constexpr int kQBytes = kBlockM * D * E::kElemBytes;
+  static constexpr int kKVBytes = BN * D * E::kElemBytes;
+  static constexpr int kOBytes = kBlockM * D * 2;  // O is 16-bit
+  static constexpr int kOffK = kQBytes;
+  static constexpr int kOffV = kQBytes + S * kKVBytes;
+  // Barriers: bar_q, full/empty of K and V (S each), q_empty, tile_full[2], tile_empty[2], then
+  // the two tile slots (ints).
+  static constexpr int kOffSlots = 8 * (1 + 4 * S + 1 + 4);
+  static constexpr int kBarBytes = (kOffSlots + 8 + 127) / 128 * 128;
+  // O is staged for its stores in a buffer of its own when it fits beside Q and the K/V ring,
+  // so the next tile's Q can load during the epilogue; else in the Q tile itself (16-bit only:
+  // an 8-bit Q tile is half the size of O).
+  static constexpr bool kSeparateO = kQBytes + 2 * S * kKVBytes + kOBytes + kBarBytes + 1024 <= 227 * 1024;
+  static constexpr int kOffO = kSeparateO ? kQBytes + 2 * S * kKVBytes : 0;
+  static constexpr int kOffBar = kQBytes + 2 * S * kKVBytes + (kSeparateO ? kOBytes : 0);
+  static constexpr int kBytes = kOffBar + kBarBytes + 1024;  // + alignment slack
+  static_assert(kSeparateO || E::kElemBytes == 2, "O staging needs its own buffer with 8-bit inputs");
+  static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
+  static_assert(kChunks * kChunkElems == D, "head_dim must fill whole 128-byte swizzle rows");
+  static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
+  static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
+};
+
+#ifdef GENBENCH_SM90A_ENABLED
+
+// Ring position g (K/V blocks counted across tiles, never negative) -> stage and mbarrier phase.
+template <int S>
+__device__ __forceinline__ int stage_of(int g) {
+  return static_cast<int>(static_cast<unsigned>(g) % S);
+}
+template <int S>
+__device__ __forceinline__ std::uint32_t phase_of(int g) {
+  return (static_cast<unsigned>(g) / S) & 1u;
+}
+
+// S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows; each
+// k step covers 32 bytes of a 128-byte chunk row).
+template <class E, int D, int BN, int BM>
+__device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+  const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / E::kK; ++kk)
+    E::template wgmma_qk<BN>(s, sm90::desc_advance(da, (kk / 4) * (BM * 128) + (kk % 4) * 32),
+                             sm90::desc_advance(db, (kk / 4) * (BN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
+  sm90::wgmma_commit();
+}
+
+// One work tile: a block of query rows of one (sequence, head).
+struct Tile {
+  bool valid;  // false: past the end of a shorter sequence of a varlen batch
+  int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
+};
+
+// Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
+// longest causal rows first (block index from the end): CTAs running at the same time work on
+// few heads, whose K/V stay in L2 (docs/perf-notes.md, fa3 v2: ordering by query block first
+// was slower at seqlen 512). Varlen reads the sequence's start and length from
+// device memory (so one captured launch serves any set of lengths up to the maxima that
+// sized the launch) and addresses the packed tensors as one sequence (TMA batch 0).
+template <int BM, int BN>
+__device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
+  Tile ti;
+  const int hb = t / p.num_m_blocks, m_idx = t - hb * p.num_m_blocks;
+  ti.b = hb / p.heads;
+  ti.h = hb - ti.b * p.heads;
+  ti.seqlen_q = p.seqlen_q;
+  ti.seqlen_k = p.seqlen_k;
+  ti.start_q = ti.start_k = 0;
+  ti.tma_b = ti.b;
+  if (p.cu_q) {
+    ti.start_q = p.cu_q[ti.b];
+    ti.seqlen_q = p.cu_q[ti.b + 1] - ti.start_q;
+    ti.start_k = p.cu_k[ti.b];
+    ti.seqlen_k = p.cu_k[ti.b + 1] - ti.start_k;
+    ti.tma_b = 0;
+  }
+  const int m_blocks = (ti.seqlen_q + BM - 1) / BM;
+  ti.valid = m_idx < m_blocks;
+  ti.row0 = (m_blocks - 1 - m_idx) * BM;
+  const int row_last = min(ti.seqlen_q, ti.row0 + BM) - 1;
+  const int diag = ti.seqlen_k - ti.seqlen_q;  // causal: row i sees keys j <= i + diag
+  const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
+  ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
+  return ti;
+}
+
+#endif  // GENBENCH_SM90A_ENABLED
+
+template <int D, int BN, int C, int S, class E>
+__global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
+    fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                   const __grid_constant__ CUtensorMap tm_v, const KernelParams p) {
+#ifdef GENBENCH_SM90A_ENABLED
+  using L = Layout<D, BN, C, S, E>;
+  constexpr int kBlockM = L::kBlockM;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const std::uint32_t raw = sm90::smem_addr(smem_raw);
+  const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = smem_raw + pad;
+  const std::uint32_t s_q = raw + pad, s_k = s_q + L::kOffK, s_v = s_q + L::kOffV;
+  const std::uint32_t bar_q = s_q + L::kOffBar;
+  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = full_k + 8S + 8s, full_v, empty_v likewise (S
+  // stages); q_empty: the consumers are done with the Q tile (and, without a separate O buffer,
+  // with the O staging in it), so the next tile's Q may load.
+  const std::uint32_t full_k = bar_q + 8, empty_k = full_k + 8 * S, full_v = empty_k + 8 * S, empty_v = full_v + 8 * S;
+  const std::uint32_t q_empty = empty_v + 8 * S;
+  // Tile handout of a persistent launch: tile_full[j] = q_empty + 8 + 8j, tile_empty[j] =
+  // q_empty + 24 + 8j, the tile numbers in the two int slots after them (L::kOffSlots).
+  const std::uint32_t tile_full = q_empty + 8, tile_empty = q_empty + 24;
+  // The slots are written and read with shared-memory atomics (ordered by the mbarriers like
+  // any access; atomics also tell compute-sanitizer's racecheck that the handoff is intended).
+  int* tile_slot = reinterpret_cast<int*>(smem + L::kOffBar + L::kOffSlots);
+
+  if (threadIdx.x == 0) {
+    sm90::mbar_init(bar_q, 1);
+    sm90::mbar_init(q_empty, 4 * C);  // one arrival per consumer warp
+    sm90::mbar_init(tile_full, 1);
+    sm90::mbar_init(tile_full + 8, 1);
+    sm90::mbar_init(tile_empty, 4 * C);
+    sm90::mbar_init(tile_empty + 8, 4 * C);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      sm90::mbar_init(full_k + 8 * s, 1);
+      sm90::mbar_init(full_v + 8 * s, 1);
+      sm90::mbar_init(empty_k + 8 * s, 4 * C);
+      sm90::mbar_init(empty_v + 8 * s, 4 * C);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  // Tiles: a plain launch has one CTA per tile (tile blockIdx.x, then none). A persistent launch
+  // (p.sched set) has one CTA per SM: each starts with tile blockIdx.x, and its producer claims
+  // every further tile from the global counter, in order, so the SMs stay balanced however the
+  // tiles differ in length, and CTAs running at once work on neighbouring tiles (shared K/V in
+  // L2). The producer hands each tile number (num_tiles = the end) to the consumers through
+  // the two slots. Ring positions (K/V block g, Q tile qn) count across tiles, so the
+  // producer runs ahead into the next tile.
+  const bool dynamic = p.sched != nullptr;
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer
+    sm90::setmaxnreg_dec<L::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      auto next_tile = [&](int j) {
+        const int t = j == 0 ? static_cast<int>(blockIdx.x)
+                             : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_tiles);
+        if (dynamic) {
+          const int s = j & 1;
+          if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
+          atomicExch(tile_slot + s, min(t, p.num_tiles));
+          sm90::mbar_arrive(tile_full + 8 * s);
+        }
+        return t;
+      };
+      sm90::prefetch_tensormap(&tm_q);
+      sm90::prefetch_tensormap(&tm_k);
+      sm90::prefetch_tensormap(&tm_v);
+      int g = 0, qn = 0;
+      for (int j = 0;; ++j) {
+        const int t = next_tile(j);
+        if (t >= p.num_tiles) break;
+        const Tile ti = tile_of<kBlockM, BN>(p, t);
+        if (!ti.valid) continue;
+        const int hk = ti.h / p.group;
+        if (qn > 0) sm90::mbar_wait(q_empty, (qn - 1) & 1);
+        ++qn;
+        sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
+#pragma unroll
+        for (int c = 0; c < L::kChunks; ++c)
+          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * L::kChunkElems, ti.h, ti.start_q + ti.row0,
+                            ti.tma_b);
+        for (int it = 0; it < ti.n_blocks; ++it, ++g) {
+          const int n = ti.n_blocks - 1 - it, s = stage_of<S>(g);
+          const std::uint32_t phase = phase_of<S>(g);
+          // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
+          // load key block n (K in 128-byte column chunks; V as the element type lays it out).
+          sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
+          sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
+#pragma unroll
+          for (int c = 0; c < L::kChunks; ++c)
+            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * L::kChunkElems, hk,
+                              ti.start_k + n * BN, ti.tma_b);
+          sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
+          sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
+          E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, full_v + 8 * s, hk, ti.start_k + n * BN, ti.tma_b);
+        }
+      }
+      if (p.sched) {
+        // The last CTA to finish resets the counters for the next launch (every CTA has taken
+        // its last tile number before it counts itself finished).
+        __threadfence();
+        if (atomicAdd(p.sched + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+          p.sched[0] = 0;
+          p.sched[1] = 0;
+        }
+      }
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------------ consumers
+  sm90::setmaxnreg_inc<L::kConsumerRegs>();
+  const int cw = wg - 1;  // consumer warpgroup 0 .. C - 1
+  const int tid = static_cast<int>(threadIdx.x) % 128, warp = tid / 32, lane = tid % 32;
+  const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
+  const std::uint32_t q_base = s_q + cw * 64 * 128;
+  const float sl2 = p.scale_log2;
+  const float kNegInf = -INFINITY;
+
+  const bool pingpong = p.pingpong != 0;
+  // Turn-taking in a ring: consumer cw waits on named barrier kTurn + cw, then signals the
+  // next consumer's; the ring runs on across tiles. Barriers 1 .. C are the consumers'
+  // epilogue barriers. Consumer 0 gives itself the first turn and takes back the one
+  // arrival left pending at the end.
+  constexpr int kTurn = 1 + C;
+  auto turn_wait = [&]() {
+    if (pingpong) sm90::named_barrier_sync(kTurn + cw, 256);
+  };
+  auto turn_pass = [&]() {
+    if (pingpong) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
+  };
+  if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);
+
+  float o[D / 2];
+  float s_acc[BN / 2];
+  std::uint32_t pf[BN / E::kK][4];
+  OnlineSoftmax<BN> sm;
+  int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
+
+  auto release = [&](std::uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(bar);
+  };
+  auto next_tile = [&](int j) {
+    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : p.num_tiles;
+    const int s = j & 1;
+    sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
+    int t = 0;
+    if (lane == 0) t = atomicAdd(tile_slot + s, 0);  // one read per warp
+    t = __shfl_sync(0xffffffffu, t, 0);
+    release(tile_empty + 8 * s);
+    return t;
+  };
+
+  // Softmax of block n in S (in place: S becomes P in fp32, times 2^E::kPOffsetLog2); masking
+  // only where a block reaches past the tile's smallest key limit.
+  auto softmax = [&](int n) {
+    if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
+    sm.update(s_acc, sl2, E::kPOffsetLog2);
+  };
+  auto convert_p = [&]() { E::template convert_p<BN>(s_acc, pf); };
+
+  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
+  for (int j = 0;; ++j) {
+    const int t = next_tile(j);
+    if (t >= p.num_tiles) break;
+    const Tile ti = tile_of<kBlockM, BN>(p, t);
+    if (!ti.valid) continue;
+    const int n_blocks = ti.n_blocks;
+    const int diag = ti.seqlen_k - ti.seqlen_q;
+    const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
+    lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
+    lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
+    // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
+    // keys of the next packed sequence that a varlen tail block loads).
+    mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+    sm = OnlineSoftmax<BN>();
+
+    sm90::mbar_wait(bar_q, qn & 1);
+    ++qn;
+    if (n_blocks > 0) {
+      // Block n_blocks - 1: QK^T and softmax only.
+      {
+        const int s = stage_of<S>(g);
+        sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
+        turn_wait();
+        issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + s * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<0>();
+        fence_acc(s_acc);
+        release(empty_k + 8 * s);
+        softmax(n_blocks - 1);
+        convert_p();
+      }
+      for (int it = 1; it < n_blocks; ++it) {
+        const int n = n_blocks - 1 - it, gk = g + it, gv = gk - 1;
+        const int sk = stage_of<S>(gk), sv = stage_of<S>(gv);
+        sm90::mbar_wait(full_k + 8 * sk, phase_of<S>(gk));
+        turn_wait();
+        issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + sk * L::kKVBytes);
+        sm.rescale<D>(o);
+        sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
+        E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
+        fence_acc(s_acc);
+        release(empty_k + 8 * sk);
+        softmax(n);
+        sm90::wgmma_wait<0>();
+        fence_acc(o);
+        fence_frag(pf);
+        release(empty_v + 8 * sv);
+        convert_p();
+      }
+      if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
+      // PV of block 0.
+      {
+        const int gv = g + n_blocks - 1, sv = stage_of<S>(gv);
+        sm.rescale<D>(o);
+        sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
+        turn_wait();
+        E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
+        turn_pass();
+        sm90::wgmma_wait<0>();
+        fence_acc(o);
+        fence_frag(pf);
+        release(empty_v + 8 * sv);
+      }
+      g += n_blocks;
+    } else if constexpr (L::kSeparateO) {
+      release(q_empty);
+    }
+
+    // ---------------------------------------------------------------- epilogue
+    // The tile's coordinates again (cheaper than holding them in registers through the loop).
+    const Tile te = tile_of<kBlockM, BN>(p, t);
+    sm.reduce_sums();
+    float inv_a = 0.f, inv_b = 0.f;
+    if constexpr (E::kDescaleV) {  // O x descale_v / rowsum (the 2^offset of P cancels)
+      inv_a = sm.l_a > 0.f ? p.descale_v / sm.l_a : 0.f;
+      inv_b = sm.l_b > 0.f ? p.descale_v / sm.l_b : 0.f;
+    } else {
+      inv_a = sm.l_a > 0.f ? 1.f / sm.l_a : 0.f;
+      inv_b = sm.l_b > 0.f ? 1.f / sm.l_b : 0.f;
+    }
+
+    // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
+    // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
+    // the warpgroup is done reading the previous tile's staging.
+    sm90::named_barrier_sync(1 + cw, 128);
+    unsigned char* stage = smem + L::kOffO + cw * 64 * 128;
+    const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      const int chunk = i / 8, unit = i % 8;
+      const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
+      *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) =
+          pack2<E::kOutBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
+      *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
+          pack2<E::kOutBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
+    }
+    sm90::named_barrier_sync(1 + cw, 128);
+    constexpr int kUnitsPerRow = D / 8;
+    unsigned char* o_base = static_cast<unsigned char*>(p.o);
+    const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
+#pragma unroll 4
+    for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
+      const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
+      const int row = te.row0 + cw * 64 + r;
+      const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
+                                                        (((cu % 8) ^ (r & 7)) << 4));
+      if (row < te.seqlen_q) {
+        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
+        *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+      }
+    }
+    if constexpr (!L::kSeparateO) release(q_empty);  // the staging in the Q tile is read
+    if (lane % 4 == 0) {
+      const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
+                                          : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
+      const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
+      // P carried 2^kPOffsetLog2, and so does the row sum: LSE takes it off.
+      constexpr float kOffsetLn = E::kPOffsetLog2 * 0.6931471805599453f;
+      if (ra < te.seqlen_q) p.lse[lse_row + ra] = sm.l_a > 0.f ? sm.m_a * p.scale + logf(sm.l_a) - kOffsetLn : kNegInf;
+      if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) - kOffsetLn : kNegInf;
+    }
+  }
+  if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival
+#endif  // GENBENCH_SM90A_ENABLED
+}
+
+
+// Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
+// stream capture, so it is called when the Launcher is built).
+template <int D, int BN, int C, int S, class E>
+void set_smem_limit() {
+  GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, C, S, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Layout<D, BN, C, S, E>::kBytes));
+}
+
+// The parameters every instantiation takes, from the problem's tensors (cu_q/cu_k: varlen or
+// nullptr; scale: stored score -> true score).
+template <int BM>
+KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, float scale, float descale_v) {
+  KernelParams kp{};
+  kp.o = pr.o;
+  kp.lse = pr.lse;
+  kp.cu_q = cu_q;
+  kp.cu_k = cu_k;
+  kp.lse_head_stride = static_cast<long long>(pr.batch) * pr.seqlen_q;
+  kp.heads = pr.heads;
+  kp.batch = pr.batch;
+  kp.group = pr.heads / pr.heads_kv;
+  kp.seqlen_q = pr.seqlen_q;
+  kp.seqlen_k = pr.seqlen_k;
+  kp.num_m_blocks = (pr.seqlen_q + BM - 1) / BM;
+  const long long tiles = static_cast<long long>(kp.num_m_blocks) * pr.heads * pr.batch;
+  if (tiles > 0x7fffffffLL) throw Error("fa3: more than 2^31 tiles");
+  kp.num_tiles = static_cast<int>(tiles);
+  kp.scale = scale;
+  kp.scale_log2 = scale * 1.4426950408889634f;
+  kp.causal = pr.causal ? 1 : 0;
+  kp.pingpong = pr.pingpong ? 1 : 0;
+  kp.descale_v = descale_v;
+  return kp;
+}
+
+// Launches one CTA per SM (`ctas` > 0, persistent, claiming tiles from pr.sched) or one per tile
+// (`ctas` = 0).
+template <int D, int BN, int C, int S, class E>
+void launch_kernel(KernelParams kp, const Tensors& pr, const CUtensorMap& tq, const CUtensorMap& tk,
+                   const CUtensorMap& tv, int ctas, cudaStream_t stream) {
+  using L = Layout<D, BN, C, S, E>;
+  const int grid = ctas > 0 ? std::min(kp.num_tiles, ctas) : kp.num_tiles;
+  kp.sched = ctas > 0 ? pr.sched : nullptr;
+  fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
+  GENBENCH_CHECK_LAUNCH();
+}
+
+// CTAs of a persistent launch (the SM count), or 0 (one CTA per tile) when pr.persistent is 0.
+inline int persistent_ctas(const Tensors& pr) {
+  if (pr.persistent == 0) return 0;
+  if (!pr.sched) throw Error("fa3: a persistent launch needs the scheduler counters (Tensors::sched)");
+  int dev = 0, sms = 0;
+  GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
+  GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
+}  // namespace genbench::fa3
