@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Peer timings for docs/perf-notes.md (section fa3): torch SDPA with the flash and cuDNN
-backends on the shapes of configs/fa3.yaml, timed with CUDA events (median of 30 calls after
+backends on the shapes of configs/fa3.yaml and configs/fa3-short.yaml (argument: a comma-separated
+list of sequence lengths keeps only those shapes), timed with CUDA events (median of 30 calls after
 5 warm-up calls). FLOPs as FlashAttention counts them: 4*b*h*sq*sk*d, halved for causal."""
 import sys
 
@@ -11,10 +12,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
 SHAPES = [  # (dtype, d, seqlen, causal); hidden 2048, 16384 tokens
-    ("bf16", 128, 512, False), ("bf16", 128, 2048, False), ("bf16", 128, 8192, False), ("bf16", 128, 16384, False),
-    ("bf16", 128, 512, True), ("bf16", 128, 2048, True), ("bf16", 128, 8192, True), ("bf16", 128, 16384, True),
-    ("bf16", 64, 512, False), ("bf16", 64, 2048, False), ("bf16", 64, 8192, False), ("bf16", 64, 16384, False),
-    ("bf16", 64, 512, True), ("bf16", 64, 2048, True), ("bf16", 64, 8192, True), ("bf16", 64, 16384, True), ("bf16", 256, 16384, False), ("bf16", 256, 16384, True),
+    ("bf16", 128, 512, False), ("bf16", 128, 1024, False), ("bf16", 128, 2048, False), ("bf16", 128, 8192, False), ("bf16", 128, 16384, False),
+    ("bf16", 128, 512, True), ("bf16", 128, 1024, True), ("bf16", 128, 2048, True), ("bf16", 128, 8192, True), ("bf16", 128, 16384, True),
+    ("bf16", 64, 512, False), ("bf16", 64, 1024, False), ("bf16", 64, 2048, False), ("bf16", 64, 8192, False), ("bf16", 64, 16384, False),
+    ("bf16", 64, 512, True), ("bf16", 64, 1024, True), ("bf16", 64, 2048, True), ("bf16", 64, 8192, True), ("bf16", 64, 16384, True), ("bf16", 256, 16384, False), ("bf16", 256, 16384, True),
     ("fp16", 128, 16384, False), ("fp16", 128, 16384, True),
 ]
 
@@ -23,9 +24,13 @@ def bench(fn, reps=30):
     return median_seconds(fn, 5, reps)
 
 def main():
+    # Optional: only the shapes of these sequence lengths, e.g. "512,1024".
+    only = {int(x) for x in sys.argv[1].split(",")} if len(sys.argv) > 1 else None
     print(f"device {torch.cuda.get_device_name()} torch {torch.__version__} cudnn {torch.backends.cudnn.version()}")
     print(f"{'dtype':5} {'d':>4} {'seqlen':>6} {'causal':>6} {'flash TF/s':>10} {'cudnn TF/s':>10}")
     for dt, d, s, causal in SHAPES:
+        if only and s not in only:
+            continue
         h, b = 2048 // d, 16384 // s
         dtype = torch.bfloat16 if dt == "bf16" else torch.float16
         # [b, s, h, d] storage (the fa3 layout), viewed as [b, h, s, d] for SDPA.

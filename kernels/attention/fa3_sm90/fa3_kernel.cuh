@@ -3,17 +3,19 @@
 // (fa3_sm90.cu) and the e4m3 (fa3_fp8_sm90.cu) instantiations, which differ only in an
 // element-type traits class E (see "Element traits" below). Include only from .cu files.
 //
-// One CTA computes 64 C query rows of one (batch, head) against all visible keys (C = 2
-// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more):
-//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of Q once and of K/V
-//     tiles into a 2-stage ring, each stage completing on its own "full" mbarrier and
-//     recycled when the consumers arrive on its "empty" mbarrier;
+// A work tile is 64 C query rows of one (batch, head) against all visible keys (C = 2
+// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more). A
+// persistent launch has one CTA per SM, claiming tiles from a global counter (one CTA per tile
+// otherwise):
+//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of each tile's Q and of
+//     K/V tiles into S-stage rings that run on across tiles, each stage completing on its own
+//     "full" mbarrier and recycled when the consumers arrive on its "empty" mbarrier;
 //   warpgroups 1 .. C (consumers, 240 registers, 160 when C = 3): 64 query rows each. Per
 //     key block j:
 //     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
 //     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
-//     input type in registers and used as the A operand of O += P V_j (wgmma, V transposed
-//     through the descriptor). QK^T of block j is issued together with PV of block j-1;
+//     input type in registers and used as the A operand of O += P V_j (wgmma; 16-bit: V
+//     transposed through the descriptor; e4m3: a V^T tile written by a pre-pass). QK^T of block j is issued together with PV of block j-1;
 //     the source waits for that PV only after the softmax of block j (intra-warpgroup
 //     overlap), but ptxas moves the wait above the softmax, so in the machine code the
 //     softmax follows both GEMMs (forcing the written order was not faster: docs/perf-notes.md,
@@ -23,9 +25,9 @@
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
 // above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
 // next packed sequence's rows) and not stored.
-// Epilogue: O normalised, staged through the warpgroup's own Q tile in shared memory and
-// written with 16-byte stores; LSE = max * scale + log(sum), -inf (and O = 0) for rows that
-// see no key.
+// Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
+// warpgroup's own Q tile) and written with 16-byte stores, while the producer already loads
+// the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
 #include <cuda.h>
 #include <cuda_runtime.h>
 

@@ -114,16 +114,20 @@ struct Launch {
   }
 };
 
-// The configuration for a head dim: the first listed, or with GENBENCH_FA3_CONSUMERS=N (A/B
-// runs) the one with N consumer warpgroups.
-Config choose(int d) {
+// The configuration for a problem: the first listed for its head dim, except causal d=64 at
+// short query lengths, where two consumer warpgroups (128-row tiles: one diagonal key block per
+// tile instead of two or three, and no 192-row padding of 512 or 1024 rows) were 7-8% faster than
+// three (docs/perf-notes.md, fa3 v4; non-causal lost 5% there, so it keeps three). With
+// GENBENCH_FA3_CONSUMERS=N (A/B runs) the one with N consumer warpgroups.
+Config choose(const Problem& p) {
   const char* e = std::getenv("GENBENCH_FA3_CONSUMERS");
-  const int want = e && *e ? std::atoi(e) : 0;
+  int want = e && *e ? std::atoi(e) : 0;
+  if (want == 0 && p.head_dim == 64 && p.causal && p.seqlen_q <= 1024) want = 2;
   for (const Config& c : kConfigs)
-    if (c.d == d && (want == 0 || c.consumers == want)) return c;
+    if (c.d == p.head_dim && (want == 0 || c.consumers == want)) return c;
   for (const Config& c : kConfigs)
-    if (c.d == d) return c;
-  throw Error(strprintf("fa3: head_dim %d not supported", d));
+    if (c.d == p.head_dim) return c;
+  throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
 }
 
 }  // namespace
@@ -133,7 +137,7 @@ std::string build_support() {
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
-  const Config c = choose(p.head_dim);
+  const Config c = choose(p);
   bn_ = c.bn;
   consumers_ = c.consumers;
   dispatch(c, p.bf16, SetSmem{});
