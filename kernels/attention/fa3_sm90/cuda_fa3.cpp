@@ -120,7 +120,7 @@ class Fa3 final : public Implementation {
   BackendKind backend() const override { return BackendKind::cuda; }
   std::string description() const override {
     return "fused FlashAttention-3-style forward for Hopper (sm_90a): TMA, wgmma, warp-specialized "
-           "producer and 2 consumer warpgroups (own kernel); fp8_e4m3 inputs give a bf16 output";
+           "producer and 2-3 consumer warpgroups, persistent (own kernel); fp8_e4m3 inputs give a bf16 output";
   }
 
   std::string can_implement(const Point& p, const Context& ctx) const override {
