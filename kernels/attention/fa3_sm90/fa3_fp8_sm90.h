@@ -1,5 +1,6 @@
 #pragma once
-// fa3 fp8: the e4m3 forward of attention/fa3 for Hopper (sm_90a), kernel in fa3_fp8_sm90.cu.
+// fa3 fp8: the e4m3 forward of attention/fa3 for Hopper (sm_90a): the E4m3 instantiations of the
+// kernel in fa3_kernel.cuh plus a V^T pre-pass, in fa3_fp8_sm90.cu.
 // Inputs Q, K, V in e4m3 with per-tensor descale factors (true value = stored x descale);
 // softmax in fp32; output O in bf16, LSE in fp32 as in the 16-bit kernel. Tensor maps are
 // encoded once per problem; launch() is stream-ordered and capturable.
