@@ -68,7 +68,9 @@ def finish(proc, timeout=TIMEOUT):
 
 
 def rank_pids(mpirun_pid, ranks, timeout=30):
-    """PIDs of the genbench ranks started by this mpirun (its children running the binary)."""
+    """PIDs of the genbench ranks started by this mpirun (its descendants running the binary),
+    returned once every rank 0 .. ranks-1 is seen with its rank in the environment (a process
+    caught between fork and exec, or just after exec, may not show it yet)."""
     deadline = time.monotonic() + timeout
     name = os.path.basename(BIN)
     while time.monotonic() < deadline:
@@ -80,17 +82,21 @@ def rank_pids(mpirun_pid, ranks, timeout=30):
                         pids.append(pid)
             except OSError:
                 pass
-        if len(pids) >= ranks:
+        if {rank_of(p) for p in pids} >= set(range(ranks)):
             return sorted(pids)
         time.sleep(0.02)
     raise AssertionError(f"ranks of mpirun {mpirun_pid} not found")
 
 
 def rank_of(pid):
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        for item in f.read().split(b"\0"):
-            if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                return int(item.split(b"=", 1)[1])
+    """The MPI rank in a process's environment, or -1 (not set yet, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(item.split(b"=", 1)[1])
+    except OSError:
+        pass
     return -1
 
 
