@@ -124,6 +124,19 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 
 // ---- wgmma --------------------------------------------------------------------------------
 
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte
+// units in bits 0-13, 16-29, 32-45) and the swizzle mode in bits 62-63 (1: 128-byte, 2: 64-byte,
+// 3: 32-byte swizzle).
+__device__ __forceinline__ std::uint64_t make_desc(std::uint32_t smem_byte_addr, std::uint32_t lbo_bytes,
+                                                   std::uint32_t sbo_bytes, std::uint64_t swizzle_mode) {
+  std::uint64_t d = 0;
+  d |= static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
+  d |= static_cast<std::uint64_t>((lbo_bytes & 0x3FFFF) >> 4) << 16;
+  d |= static_cast<std::uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32;
+  d |= swizzle_mode << 62;
+  return d;
+}
+
 // Shared-memory matrix descriptor for a 128-byte-swizzled tile (see the layout note above).
 //   K-major (the reduction dimension contiguous, rows of 64 elements): lbo unused (1),
 //     sbo = 1024 (8 rows x 128 bytes). Advance along K inside a chunk by adding 32 bytes per
@@ -132,12 +145,7 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 //     chunks of N (R * 128 bytes for an R-row tile), sbo = 1024 (8 K rows).
 __device__ __forceinline__ std::uint64_t make_desc_sw128(std::uint32_t smem_byte_addr, std::uint32_t lbo_bytes,
                                                          std::uint32_t sbo_bytes) {
-  std::uint64_t d = 0;
-  d |= static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
-  d |= static_cast<std::uint64_t>((lbo_bytes & 0x3FFFF) >> 4) << 16;
-  d |= static_cast<std::uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32;
-  d |= static_cast<std::uint64_t>(1) << 62;  // 128-byte swizzle
-  return d;
+  return make_desc(smem_byte_addr, lbo_bytes, sbo_bytes, 1);
 }
 
 // K-major descriptor for a tile stored with W-byte swizzle, W = 128, 64 or 32: each row of the
@@ -147,13 +155,7 @@ __device__ __forceinline__ std::uint64_t make_desc_sw128(std::uint32_t smem_byte
 template <int W>
 __device__ __forceinline__ std::uint64_t make_desc_kmajor(std::uint32_t smem_byte_addr) {
   static_assert(W == 128 || W == 64 || W == 32, "swizzle width must be 128, 64 or 32 bytes");
-  constexpr std::uint64_t kMode = W == 128 ? 1 : (W == 64 ? 2 : 3);  // bits 62-63
-  std::uint64_t d = 0;
-  d |= static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
-  d |= static_cast<std::uint64_t>(1) << 16;                // lbo: unused for swizzled K-major
-  d |= static_cast<std::uint64_t>((8 * W) >> 4) << 32;      // sbo
-  d |= kMode << 62;
-  return d;
+  return make_desc(smem_byte_addr, 16, 8 * W, W == 128 ? 1 : (W == 64 ? 2 : 3));
 }
 
 // The descriptor of the tile `bytes` further in shared memory than the one desc describes: the

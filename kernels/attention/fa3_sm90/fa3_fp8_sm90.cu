@@ -148,12 +148,9 @@ struct E4m3 {
 #endif  // GENBENCH_SM90A_ENABLED
 };
 
-// Consumer warpgroups (64 query rows each) by head dim.
-template <int D>
-constexpr int consumers_for() {
-  return 2;
-}
-int consumers_of(int d) { return d == 128 ? consumers_for<128>() : consumers_for<256>(); }
+// Consumer warpgroups (64 query rows each); three at d=128 with 96-key blocks were not faster
+// (docs/perf-notes.md, fa3 v4).
+constexpr int kConsumers = 2;
 
 int sk_padded(int seqlen_k) { return (seqlen_k + kVtKeyPad - 1) / kVtKeyPad * kVtKeyPad; }
 
@@ -181,15 +178,15 @@ CUtensorMap make_vt_map(const void* base, int batch, int heads_kv, int d, int sk
 
 template <int D>
 void set_smem_limit_for() {
-  set_smem_limit<D, block_n_for<D>(), consumers_for<D>(), stages_for<D>(), E4m3>();
+  set_smem_limit<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>();
 }
 
 template <int D>
 void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tvt, int ctas,
                   cudaStream_t stream) {
-  const KernelParams kp = kernel_params<64 * consumers_for<D>()>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
+  const KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
                                                          pr.descale_v);
-  launch_kernel<D, block_n_for<D>(), consumers_for<D>(), stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, ctas, stream);
+  launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, ctas, stream);
 }
 
 }  // namespace
@@ -200,7 +197,7 @@ std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k) {
 
 std::string build_support() {
   return sm90a_support("fa3 fp8", reinterpret_cast<const void*>(
-                                      fa3_fwd_kernel<128, block_n_for<128>(), consumers_for<128>(), stages_for<128>(), E4m3>));
+                                      fa3_fwd_kernel<128, block_n_for<128>(), kConsumers, stages_for<128>(), E4m3>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
@@ -216,7 +213,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     stages_ = stages_for<256>();
   }
   persistent_ctas_ = persistent_ctas(p);
-  tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, 64 * consumers_of(p.head_dim));
+  tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, 64 * kConsumers);
   tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
   tvt_ = make_vt_map(p.vt, p.batch, p.heads_kv, p.head_dim, sk_padded(p.seqlen_k), vt_chunk(bn_));
 }
@@ -235,8 +232,7 @@ void Launcher::launch(cudaStream_t stream) const {
 std::string Launcher::variant() const {
   // "fp8 m128n192d128-ws3-kv3-pp-ps +vt": tile, warpgroups, ring stages, ping-pong, persistent,
   // V^T pre-pass.
-  const int c = consumers_of(p_.head_dim);
-  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s +vt", 64 * c, bn_, p_.head_dim, c + 1, stages_,
+  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1, stages_,
                    p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "");
 }
 

@@ -5,31 +5,40 @@
 #include <cstdio>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-__global__ void k_f32(float* out, int iters, float seed) {
-  float x[8];
-  for (int i = 0; i < 8; ++i) x[i] = seed * (threadIdx.x + i) * 1e-6f;
+// The three forms: eight independent chains per thread, `iters` exp2 instructions each.
+struct F32 {
+  using T = float;
+  static __device__ T init(float x, float) { return x; }
+  static __device__ void ex2(T& x) { asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(x)); }
+  static __device__ float low(T x) { return x; }
+};
+struct F16x2 {
+  using T = unsigned;
+  static __device__ T init(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<unsigned*>(&h);
+  }
+  static __device__ void ex2(T& x) { asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(x)); }
+  static __device__ float low(T x) { return __low2float(*reinterpret_cast<__half2*>(&x)); }
+};
+struct BF16x2 {
+  using T = unsigned;
+  static __device__ T init(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<unsigned*>(&h);
+  }
+  static __device__ void ex2(T& x) { asm volatile("ex2.approx.ftz.bf16x2 %0, %0;" : "+r"(x)); }
+  static __device__ float low(T x) { return __low2float(*reinterpret_cast<__nv_bfloat162*>(&x)); }
+};
+template <class Form>
+__global__ void k(float* out, int iters, float seed) {
+  typename Form::T x[8];
+  for (int i = 0; i < 8; ++i) x[i] = Form::init(seed * (threadIdx.x + i) * 1e-6f, -seed);
   for (int it = 0; it < iters; ++it)
 #pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(x[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) s += x[i];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-__global__ void k_f16x2(float* out, int iters, float seed) {
-  unsigned x[8];
-  for (int i = 0; i < 8; ++i) { __half2 h = __floats2half2_rn(seed * (threadIdx.x + i) * 1e-6f, -seed); x[i] = *reinterpret_cast<unsigned*>(&h); }
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(x[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) s += __low2float(*reinterpret_cast<__half2*>(&x[i]));
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-__global__ void k_bf16x2(float* out, int iters, float seed) {
-  unsigned x[8];
-  for (int i = 0; i < 8; ++i) { __nv_bfloat162 h = __floats2bfloat162_rn(seed * (threadIdx.x + i) * 1e-6f, -seed); x[i] = *reinterpret_cast<unsigned*>(&h); }
-  for (int it = 0; it < iters; ++it)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("ex2.approx.ftz.bf16x2 %0, %0;" : "+r"(x[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) s += __low2float(*reinterpret_cast<__nv_bfloat162*>(&x[i]));
+    for (int i = 0; i < 8; ++i) Form::ex2(x[i]);
+  float s = 0;
+  for (int i = 0; i < 8; ++i) s += Form::low(x[i]);
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 int main() {
@@ -46,6 +55,6 @@ int main() {
     printf("%-8s %.3f ms  %.2f instr/clk/SM  %.2f elements/clk/SM (at %d MHz attr)\n", name, ms, insts / clocks / sms,
            insts * per_inst / clocks / sms, clk / 1000);
   };
-  run("f32", k_f32, 1); run("f16x2", k_f16x2, 2); run("bf16x2", k_bf16x2, 2); run("f32", k_f32, 1);
+  run("f32", k<F32>, 1); run("f16x2", k<F16x2>, 2); run("bf16x2", k<BF16x2>, 2); run("f32", k<F32>, 1);
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
 }
