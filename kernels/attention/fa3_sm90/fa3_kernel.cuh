@@ -24,7 +24,8 @@
 // Key blocks are visited from the last to the first, so the blocks that need masking (the
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
 // above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
-// next packed sequence's rows) and not stored.
+// next packed sequence's rows) and not stored; a consumer warpgroup whose 64 rows all lie past
+// seqlen_q skips the tile's GEMMs and softmax, keeping only its part of the barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
 // warpgroup's own Q tile) and written with 16-byte stores, while the producer already loads
 // the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
@@ -356,6 +357,24 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     sm90::mbar_wait(bar_q, qn & 1);
     ++qn;
+    if (ti.row0 + cw * 64 >= ti.seqlen_q) {
+      // All 64 rows of this warpgroup lie past seqlen_q (the last query block of a length that
+      // is not a tile multiple): nothing to compute or store. It keeps the protocol only, in
+      // the order of the loop below: each K/V stage waited for (so its release counts in that
+      // load's phase) and released, and its ping-pong turns taken.
+      release(q_empty);
+      for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
+        const int gk = g + it, gv = gk - 1;
+        if (it < n_blocks) sm90::mbar_wait(full_k + 8 * stage_of<S>(gk), phase_of<S>(gk));
+        turn_wait();
+        if (it > 0) sm90::mbar_wait(full_v + 8 * stage_of<S>(gv), phase_of<S>(gv));
+        turn_pass();
+        if (it < n_blocks) release(empty_k + 8 * stage_of<S>(gk));
+        if (it > 0) release(empty_v + 8 * stage_of<S>(gv));
+      }
+      g += n_blocks;
+      continue;
+    }
     if (n_blocks > 0) {
       // Block n_blocks - 1: QK^T and softmax only.
       {
