@@ -97,6 +97,28 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* tmap,
       : "memory");
 }
 
+// 4-D tiled bulk tensor store shared -> global (box and swizzle given by the tensor map,
+// coordinates innermost first); elements of the box outside the tensor are not written. Part of
+// the issuing thread's current bulk group: commit with bulk_commit, then bulk_wait_read<N>
+// before the shared source is rewritten, bulk_wait<N> before the thread exits.
+__device__ __forceinline__ void tma_store_4d(const void* tmap, std::uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(tmap)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// At most N of this thread's committed bulk groups still reading shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// At most N of this thread's committed bulk groups not yet complete.
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // ---- fences, barriers, registers ----------------------------------------------------------
 
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA,

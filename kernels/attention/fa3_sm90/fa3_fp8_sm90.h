@@ -48,7 +48,7 @@ class Launcher {
   Problem p_;
   int bn_ = 0, stages_ = 0;
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
-  CUtensorMap tq_{}, tk_{}, tvt_{};
+  CUtensorMap tq_{}, tk_{}, tvt_{}, to_{};
 };
 
 }  // namespace genbench::fa3::fp8

@@ -24,11 +24,11 @@
 // Key blocks are visited from the last to the first, so the blocks that need masking (the
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
 // above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
-// next packed sequence's rows) and not stored; a consumer warpgroup whose 64 rows all lie past
-// seqlen_q skips the tile's GEMMs and softmax, keeping only its part of the barrier protocol.
+// next packed sequence's rows) and not stored; with three consumers, a warpgroup whose 64 rows
+// all lie past seqlen_q skips the tile's GEMMs and softmax, keeping only its barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
-// warpgroup's own Q tile) and written with 16-byte stores, while the producer already loads
-// the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
+// warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
+// into the next sequence), while the producer already loads the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -41,6 +41,7 @@
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
 #include "kernels/common/fast_math.cuh"
 #include "kernels/common/sm90_ptx.cuh"
+#include "kernels/common/tma_map.h"
 
 namespace genbench::fa3 {
 
@@ -100,6 +101,9 @@ struct Layout {
   static constexpr int kOffBar = kQBytes + 2 * S * kKVBytes + (kSeparateO ? kOBytes : 0);
   static constexpr int kBytes = kOffBar + kBarBytes + 1024;  // + alignment slack
   static_assert(kSeparateO || E::kElemBytes == 2, "O staging needs its own buffer with 8-bit inputs");
+  // O leaves the staging by TMA stores, except for e4m3 at d=128, whose main loop ptxas
+  // schedules 2-3% slower at 8K-16K with the TMA epilogue (docs/perf-notes.md, fa3 v5).
+  static constexpr bool kTmaStoreO = !(E::kElemBytes == 1 && D == 128);
   static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
   static_assert(kChunks * kChunkElems == D, "head_dim must fill whole 128-byte swizzle rows");
   static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
@@ -175,7 +179,8 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
 template <int D, int BN, int C, int S, class E>
 __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                   const __grid_constant__ CUtensorMap tm_v, const KernelParams p) {
+                   const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                   const KernelParams p) {
 #ifdef GENBENCH_SM90A_ENABLED
   using L = Layout<D, BN, C, S, E>;
   constexpr int kBlockM = L::kBlockM;
@@ -242,6 +247,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       sm90::prefetch_tensormap(&tm_q);
       sm90::prefetch_tensormap(&tm_k);
       sm90::prefetch_tensormap(&tm_v);
+      if (L::kTmaStoreO) sm90::prefetch_tensormap(&tm_o);
       int g = 0, qn = 0;
       for (int j = 0;; ++j) {
         const int t = next_tile(j);
@@ -357,11 +363,13 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     sm90::mbar_wait(bar_q, qn & 1);
     ++qn;
-    if (ti.row0 + cw * 64 >= ti.seqlen_q) {
-      // All 64 rows of this warpgroup lie past seqlen_q (the last query block of a length that
-      // is not a tile multiple): nothing to compute or store. It keeps the protocol only, in
-      // the order of the loop below: each K/V stage waited for (so its release counts in that
-      // load's phase) and released, and its ping-pong turns taken.
+    // Three consumers (192-row tiles) only: all 64 rows of this warpgroup lie past seqlen_q (the
+    // last query block of a length that is not a tile multiple; seqlen 512 and 1024 leave one
+    // and two of three idle): nothing to compute or store. It keeps the protocol only, in the
+    // order of the loop below: each K/V stage waited for (so its release counts in that load's
+    // phase) and released, and its ping-pong turns taken. (With two consumers the case needs
+    // seqlen_q % 128 in 1..64, and the branch cost fp8 d=128 2-4% at 4K: fa3 v5.)
+    if (C >= 3 && ti.row0 + cw * 64 >= ti.seqlen_q) {
       release(q_empty);
       for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
         const int gk = g + it, gv = gk - 1;
@@ -443,7 +451,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
     // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
-    // the warpgroup is done reading the previous tile's staging.
+    // the warpgroup, and the previous tile's TMA store, are done reading the previous staging.
+    if (L::kTmaStoreO && tid == 0) sm90::bulk_wait_read<0>();
     sm90::named_barrier_sync(1 + cw, 128);
     unsigned char* stage = smem + L::kOffO + cw * 64 * 128;
     const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
@@ -456,19 +465,36 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
           pack2<E::kOutBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
     }
+    // One TMA store per 64-column chunk, issued by one thread (rows past the tensor's end are
+    // not written), except where a varlen tile's rows run into the next packed sequence (and
+    // where L::kTmaStoreO is off): those rows go out as 16-byte stores, up to seqlen_q.
+    const int wg_row0 = te.row0 + cw * 64;
+    const bool tma_store = L::kTmaStoreO && (!p.cu_q || wg_row0 + 64 <= te.seqlen_q);
+    if (tma_store) sm90::fence_proxy_async_shared();
     sm90::named_barrier_sync(1 + cw, 128);
-    constexpr int kUnitsPerRow = D / 8;
-    unsigned char* o_base = static_cast<unsigned char*>(p.o);
-    const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
+    if (tma_store) {
+      if (tid == 0) {
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+          sm90::tma_store_4d(&tm_o, sm90::smem_addr(stage) + c * (kBlockM * 128), c * 64, te.h, te.start_q + wg_row0,
+                             te.tma_b);
+        sm90::bulk_commit();
+        if constexpr (!L::kSeparateO) sm90::bulk_wait_read<0>();  // the staging in the Q tile is read
+      }
+    } else {
+      constexpr int kUnitsPerRow = D / 8;
+      unsigned char* o_base = static_cast<unsigned char*>(p.o);
+      const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
 #pragma unroll 4
-    for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
-      const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
-      const int row = te.row0 + cw * 64 + r;
-      const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
-                                                        (((cu % 8) ^ (r & 7)) << 4));
-      if (row < te.seqlen_q) {
-        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
-        *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+      for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
+        const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
+        const int row = te.row0 + cw * 64 + r;
+        const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
+                                                          (((cu % 8) ^ (r & 7)) << 4));
+        if (row < te.seqlen_q) {
+          const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
+          *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+        }
       }
     }
     if constexpr (!L::kSeparateO) release(q_empty);  // the staging in the Q tile is read
@@ -483,6 +509,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     }
   }
   if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival
+  if (L::kTmaStoreO && tid == 0) sm90::bulk_wait<0>();  // this warpgroup's last O stores are complete
 #endif  // GENBENCH_SM90A_ENABLED
 }
 
@@ -493,6 +520,19 @@ template <int D, int BN, int C, int S, class E>
 void set_smem_limit() {
   GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, C, S, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Layout<D, BN, C, S, E>::kBytes));
+}
+
+// A 16-bit [batch, seq, heads, d] tensor as a 4-D map (d innermost), box 64 x 1 x rows x 1,
+// 128-byte swizzle (the layout of the Q tile and of the O staging). Varlen tensors are mapped
+// as one packed sequence (batch 1, seq = all rows).
+inline CUtensorMap make_map16(const char* who, const void* base, bool bf16, int batch, int seq, int heads, int d,
+                              int box_rows) {
+  const auto row = static_cast<std::uint64_t>(heads) * d * 2;
+  return make_tma_map(who, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
+                      {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),
+                       static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
+                      {static_cast<std::uint64_t>(d) * 2, row, static_cast<std::uint64_t>(seq) * row},
+                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
 }
 
 // The parameters every instantiation takes, from the problem's tensors (cu_q/cu_k: varlen or
@@ -526,11 +566,11 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
 // (`ctas` = 0).
 template <int D, int BN, int C, int S, class E>
 void launch_kernel(KernelParams kp, const Tensors& pr, const CUtensorMap& tq, const CUtensorMap& tk,
-                   const CUtensorMap& tv, int ctas, cudaStream_t stream) {
+                   const CUtensorMap& tv, const CUtensorMap& to, int ctas, cudaStream_t stream) {
   using L = Layout<D, BN, C, S, E>;
   const int grid = ctas > 0 ? std::min(kp.num_tiles, ctas) : kp.num_tiles;
   kp.sched = ctas > 0 ? pr.sched : nullptr;
-  fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, kp);
+  fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, to, kp);
   GENBENCH_CHECK_LAUNCH();
 }
 

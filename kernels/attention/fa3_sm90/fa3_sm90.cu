@@ -20,8 +20,6 @@ namespace genbench::fa3 {
 
 namespace {
 
-constexpr int kStages = 2;
-
 // fp16 / bf16 elements: k16 wgmma steps; V [BN keys][D] in 64-element column chunks, read
 // N-major (transposed) by the PV wgmma; P packed in pairs is the A fragment as it stands.
 template <bool kBF16>
@@ -63,54 +61,46 @@ struct Elem16 {
 #endif  // GENBENCH_SM90A_ENABLED
 };
 
-// [batch, seq, heads, d] as a 4-D map (d innermost), box 64 x 1 x rows x 1, 128-byte swizzle.
-// Varlen tensors are mapped as one packed sequence (batch 1, seq = all rows).
-CUtensorMap make_map(const void* base, bool bf16, int batch, int seq, int heads, int d, int box_rows) {
-  const auto row = static_cast<std::uint64_t>(heads) * d * 2;
-  return make_tma_map("fa3", bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
-                      {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),
-                       static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
-                      {static_cast<std::uint64_t>(d) * 2, row, static_cast<std::uint64_t>(seq) * row},
-                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
-}
-
-// The compiled configurations (head dim, key tile, consumer warpgroups): the only template
-// instantiations of the kernel, each in bf16 and fp16. Key tiles measured on H200
+// The compiled configurations (head dim, key tile, consumer warpgroups, K/V ring stages): the
+// only template instantiations of the kernel, each in bf16 and fp16. Key tiles measured on H200
 // (docs/perf-notes.md, fa3): 176 for d=128 and 192 for d=64 were within run-to-run noise of
-// 128, so the narrower tiles stay; d=256 needs 80 to fit shared memory and registers.
+// 128, so the narrower tiles stay; d=256 needs 80 to fit shared memory and registers. d=64 has
+// the shared memory for a third stage, which lets the producer run further ahead into the next
+// short tile (+1.3-1.9% at seqlen 512-1K, fa3 v4/v5).
 struct Config {
-  int d, bn, consumers;
+  int d, bn, consumers, stages;
 };
-constexpr Config kConfigs[] = {{64, 128, 3}, {64, 128, 2}, {128, 128, 2}, {256, 80, 2}};
+constexpr Config kConfigs[] = {{64, 128, 3, 3}, {64, 128, 2, 3}, {128, 128, 2, 2}, {256, 80, 2, 2}};
 
-// Calls f.template operator()<D, BN, C, kBF16>() for configuration c.
+// Calls f.template operator()<D, BN, C, S, kBF16>() for configuration c.
 template <typename F>
 void dispatch(const Config& c, bool bf16, F&& f) {
-#define GENBENCH_FA3_CASE(D, BN, C)                                                                          \
-  if (c.d == D && c.bn == BN && c.consumers == C)                                                          \
-    return bf16 ? f.template operator()<D, BN, C, true>() : f.template operator()<D, BN, C, false>();
-  GENBENCH_FA3_CASE(64, 128, 3)
-  GENBENCH_FA3_CASE(64, 128, 2)
-  GENBENCH_FA3_CASE(128, 128, 2)
-  GENBENCH_FA3_CASE(256, 80, 2)
+#define GENBENCH_FA3_CASE(D, BN, C, S)                                                                       \
+  if (c.d == D && c.bn == BN && c.consumers == C && c.stages == S)                                         \
+    return bf16 ? f.template operator()<D, BN, C, S, true>() : f.template operator()<D, BN, C, S, false>();
+  GENBENCH_FA3_CASE(64, 128, 3, 3)
+  GENBENCH_FA3_CASE(64, 128, 2, 3)
+  GENBENCH_FA3_CASE(128, 128, 2, 2)
+  GENBENCH_FA3_CASE(256, 80, 2, 2)
 #undef GENBENCH_FA3_CASE
-  throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d, %d consumer warpgroups", c.d, c.bn, c.consumers));
+  throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d, %d consumer warpgroups, %d stages", c.d, c.bn,
+                        c.consumers, c.stages));
 }
 
 struct SetSmem {
-  template <int D, int BN, int C, bool kBF16>
-  void operator()() const { set_smem_limit<D, BN, C, kStages, Elem16<kBF16>>(); }
+  template <int D, int BN, int C, int S, bool kBF16>
+  void operator()() const { set_smem_limit<D, BN, C, S, Elem16<kBF16>>(); }
 };
 
 struct Launch {
   const Problem& p;
-  const CUtensorMap &tq, &tk, &tv;
+  const CUtensorMap &tq, &tk, &tv, &to;
   int ctas;
   cudaStream_t stream;
-  template <int D, int BN, int C, bool kBF16>
+  template <int D, int BN, int C, int S, bool kBF16>
   void operator()() const {
-    launch_kernel<D, BN, C, kStages, Elem16<kBF16>>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk,
-                                                    tv, ctas, stream);
+    launch_kernel<D, BN, C, S, Elem16<kBF16>>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv,
+                                              to, ctas, stream);
   }
 };
 
@@ -133,13 +123,14 @@ Config choose(const Problem& p) {
 }  // namespace
 
 std::string build_support() {
-  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, kStages, Elem16<true>>));
+  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, 2, Elem16<true>>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
   const Config c = choose(p);
   bn_ = c.bn;
   consumers_ = c.consumers;
+  stages_ = c.stages;
   dispatch(c, p.bf16, SetSmem{});
   // Persistent unless asked otherwise: with tiles claimed from the counter it was as fast as
   // or faster than one CTA per tile at every measured shape (docs/perf-notes.md, fa3 v2;
@@ -149,19 +140,20 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
             rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
-  tq_ = make_map(p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64 * consumers_);
-  tk_ = make_map(p.k, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
-  tv_ = make_map(p.v, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
+  tq_ = make_map16("fa3", p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64 * consumers_);
+  tk_ = make_map16("fa3", p.k, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
+  tv_ = make_map16("fa3", p.v, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
+  to_ = make_map16("fa3", p.o, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64);
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_}, p_.bf16, Launch{p_, tq_, tk_, tv_, persistent_ctas_, stream});
+  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, stream});
 }
 
 std::string Launcher::variant() const {
-  // "m128n128d128-ws3-pp-ps varlen": tile, warpgroups, ping-pong, persistent, varlen (short: the
-  // variant column also carries graph replay statistics).
-  return strprintf("m%dn%dd%d-ws%d%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1,
+  // "m128n128d128-ws3-kv2-pp-ps varlen": tile, warpgroups, ring stages, ping-pong, persistent,
+  // varlen (short: the variant column also carries graph replay statistics).
+  return strprintf("m%dn%dd%d-ws%d-kv%d%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1, stages_,
                    p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
                    p_.cu_q ? " varlen" : "");
 }

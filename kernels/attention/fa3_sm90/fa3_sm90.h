@@ -53,8 +53,9 @@ class Launcher {
   Problem p_;
   int bn_ = 0;         // key tile width
   int consumers_ = 2;  // consumer warpgroups (64 query rows each)
+  int stages_ = 2;     // K/V ring stages
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
-  CUtensorMap tq_{}, tk_{}, tv_{};
+  CUtensorMap tq_{}, tk_{}, tv_{}, to_{};
 };
 
 }  // namespace genbench::fa3
