@@ -112,14 +112,18 @@ TEST_F(Fa3Gpu, HeadDim64) {
   check({1, 4, 4, 3000, 5000}, 64, true, "bf16");
 }
 
-// d=64 takes 192-row tiles (3 consumer warpgroups) except causal with seqlen_q <= 1024 (128 rows).
+// d=64 takes 192-row tiles (3 consumer warpgroups) except causal with seqlen_q <= 1024 (128 rows),
+// both with a 3-stage K/V ring.
 TEST_F(Fa3Gpu, HeadDim64TileByCausalLength) {
   const struct {
     std::int64_t sq;
     bool causal;
     const char* tile;
-  } cases[] = {{512, true, "m128n128d64"}, {1024, true, "m128n128d64"}, {1025, true, "m192n128d64"},
-               {512, false, "m192n128d64"}, {2048, true, "m192n128d64"}};
+  } cases[] = {{512, true, "m128n128d64-ws3-kv3"},
+               {1024, true, "m128n128d64-ws3-kv3"},
+               {1025, true, "m192n128d64-ws4-kv3"},
+               {512, false, "m192n128d64-ws4-kv3"},
+               {2048, true, "m192n128d64-ws4-kv3"}};
   for (const auto& k : cases) {
     auto c = check({2, 4, 4, k.sq, k.sq}, 64, k.causal, "bf16");
     ASSERT_NE(c, nullptr);
