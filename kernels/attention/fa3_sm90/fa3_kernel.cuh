@@ -28,7 +28,8 @@
 // all lie past seqlen_q skips the tile's GEMMs and softmax, keeping only its barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
 // warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
-// into the next sequence), while the producer already loads the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
+// into the next sequence, and at e4m3 d=128: Layout::kTmaStoreO), while the producer already
+// loads the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
