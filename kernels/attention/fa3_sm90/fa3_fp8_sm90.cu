@@ -106,6 +106,10 @@ struct E4m3 {
   // P = 2^-14 instead of 2^-6 (fewer small probabilities lost to underflow). O and the row sum
   // carry the same factor, so it cancels in O; LSE subtracts 8 ln 2.
   static constexpr float kPOffsetLog2 = 8.f;
+  // O by TMA stores except at d=128, whose main loop ptxas schedules 2-3% slower at 8K-16K with
+  // the TMA epilogue (docs/perf-notes.md, fa3 v5).
+  template <int D>
+  static constexpr bool kTmaStoreO = D != 128;
 #ifdef GENBENCH_SM90A_ENABLED
   template <int BN>
   __device__ static __forceinline__ void wgmma_qk(float (&s)[BN / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
@@ -154,15 +158,9 @@ constexpr int kConsumers = 2;
 
 int sk_padded(int seqlen_k) { return (seqlen_k + kVtKeyPad - 1) / kVtKeyPad * kVtKeyPad; }
 
-// [batch, seq, heads, d] e4m3 as a 4-D map (d innermost), box 128 x 1 x rows x 1 (one 128-byte
-// swizzle row per tile row), 128-byte swizzle, zero fill past the ends.
+// [batch, seq, heads, d] e4m3 (one 128-byte swizzle row = 128 elements per tile row).
 CUtensorMap make_qk_map(const void* base, int batch, int seq, int heads, int d, int box_rows) {
-  const auto row = static_cast<std::uint64_t>(heads) * d;
-  return make_tma_map("fa3 fp8", CU_TENSOR_MAP_DATA_TYPE_UINT8, base,
-                      {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),
-                       static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
-                      {static_cast<std::uint64_t>(d), row, static_cast<std::uint64_t>(seq) * row},
-                      {128, 1, static_cast<std::uint32_t>(box_rows), 1});
+  return make_bshd_map("fa3 fp8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, base, batch, seq, heads, d, box_rows);
 }
 
 // V^T [batch, heads_kv, d, sk_pad] e4m3, box = one chunk of `chunk` keys of all d rows, `chunk`-byte

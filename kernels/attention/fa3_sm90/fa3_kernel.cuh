@@ -28,7 +28,7 @@
 // all lie past seqlen_q skips the tile's GEMMs and softmax, keeping only its barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
 // warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
-// into the next sequence, and at e4m3 d=128: Layout::kTmaStoreO), while the producer already
+// into the next sequence, and where E::kTmaStoreO<D> is off), while the producer already
 // loads the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -50,6 +50,7 @@ namespace genbench::fa3 {
 //   kElemBytes (Q and K bytes per element), kK (elements per 32-byte wgmma k step),
 //   kOutBF16 (O stored as bf16, else fp16), kDescaleV (O is scaled by descale_v),
 //   kPOffsetLog2 (P computed as 2^offset x exp(s - max); LSE takes it off);
+//   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);
 //   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
 //   issue_pv<D, BN>(o, p, v_base): O += P V for one key block as one wgmma commit group;
 //   convert_p<BN>(s, p): P (fp32 accumulator layout) to the A fragments of issue_pv;
@@ -102,9 +103,7 @@ struct Layout {
   static constexpr int kOffBar = kQBytes + 2 * S * kKVBytes + (kSeparateO ? kOBytes : 0);
   static constexpr int kBytes = kOffBar + kBarBytes + 1024;  // + alignment slack
   static_assert(kSeparateO || E::kElemBytes == 2, "O staging needs its own buffer with 8-bit inputs");
-  // O leaves the staging by TMA stores, except for e4m3 at d=128, whose main loop ptxas
-  // schedules 2-3% slower at 8K-16K with the TMA epilogue (docs/perf-notes.md, fa3 v5).
-  static constexpr bool kTmaStoreO = !(E::kElemBytes == 1 && D == 128);
+  static constexpr bool kTmaStoreO = E::template kTmaStoreO<D>;
   static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
   static_assert(kChunks * kChunkElems == D, "head_dim must fill whole 128-byte swizzle rows");
   static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
@@ -523,17 +522,25 @@ void set_smem_limit() {
                                            Layout<D, BN, C, S, E>::kBytes));
 }
 
-// A 16-bit [batch, seq, heads, d] tensor as a 4-D map (d innermost), box 64 x 1 x rows x 1,
-// 128-byte swizzle (the layout of the Q tile and of the O staging). Varlen tensors are mapped
-// as one packed sequence (batch 1, seq = all rows).
-inline CUtensorMap make_map16(const char* who, const void* base, bool bf16, int batch, int seq, int heads, int d,
-                              int box_rows) {
-  const auto row = static_cast<std::uint64_t>(heads) * d * 2;
-  return make_tma_map(who, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
+// A [batch, seq, heads, d] tensor of `elem_bytes`-byte elements as a 4-D map (d innermost),
+// box of one 128-byte swizzle row (128 / elem_bytes elements) x 1 x rows x 1, 128-byte swizzle,
+// zero fill past the ends: the layout of the Q and K tiles and of the O staging. Varlen tensors
+// are mapped as one packed sequence (batch 1, seq = all rows).
+inline CUtensorMap make_bshd_map(const char* who, CUtensorMapDataType type, int elem_bytes, const void* base,
+                                 int batch, int seq, int heads, int d, int box_rows) {
+  const auto eb = static_cast<std::uint64_t>(elem_bytes), row = static_cast<std::uint64_t>(heads) * d * eb;
+  return make_tma_map(who, type, base,
                       {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),
                        static_cast<std::uint64_t>(seq), static_cast<std::uint64_t>(batch)},
-                      {static_cast<std::uint64_t>(d) * 2, row, static_cast<std::uint64_t>(seq) * row},
-                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
+                      {static_cast<std::uint64_t>(d) * eb, row, static_cast<std::uint64_t>(seq) * row},
+                      {static_cast<std::uint32_t>(128 / elem_bytes), 1, static_cast<std::uint32_t>(box_rows), 1});
+}
+
+// The same for a 16-bit tensor (bf16 or fp16).
+inline CUtensorMap make_map16(const char* who, const void* base, bool bf16, int batch, int seq, int heads, int d,
+                              int box_rows) {
+  return make_bshd_map(who, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, batch,
+                       seq, heads, d, box_rows);
 }
 
 // The parameters every instantiation takes, from the problem's tensors (cu_q/cu_k: varlen or

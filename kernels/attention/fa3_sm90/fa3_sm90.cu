@@ -27,6 +27,8 @@ struct Elem16 {
   static constexpr int kElemBytes = 2, kK = 16;
   static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
   static constexpr float kPOffsetLog2 = 0.f;
+  template <int D>
+  static constexpr bool kTmaStoreO = true;
 #ifdef GENBENCH_SM90A_ENABLED
   template <int BN>
   __device__ static __forceinline__ void wgmma_qk(float (&s)[BN / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
