@@ -35,9 +35,10 @@ struct HostAttentionData {
 // the input dtype, descale 1.
 DType output_dtype(DType input);
 float input_descale(DType input);
-// fp8 kernels compute P = 2^8 exp(s - max) before rounding it to e4m3 (more of the small
-// probabilities keep their mantissa); the input-precision model below does the same.
-constexpr float kFp8POffset = 256.0f;
+// fp8 kernels compute P = 2^6 exp(s - base) before rounding it to e4m3 (more of the small
+// probabilities keep their mantissa), with base at most 2.5 above the row max (lazy
+// rescaling); the input-precision model below rounds 2^6 exp(s - max), the coarsest case.
+constexpr float kFp8POffset = 64.0f;
 
 // Starts (cumulative lengths without the final total) of a batch of sequences.
 std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& lengths);

@@ -31,9 +31,17 @@ __device__ __forceinline__ void fence_frag(std::uint32_t (&x)[N][4]) {
 // wgmma accumulator layout, sm90_ptx.cuh) over blocks of BN keys: running max (in score
 // units), running sum (per-thread partial: reduce_sums() adds the quad's) and the factor the
 // accumulated O must take before the current block's PV is added.
+//
+// Lazy rescaling (update<true>): m_a / m_b are then the exponent bases rather than the exact
+// running maxima. A block moves them to the new maxima (and O needs rescaling: rescale_o) only
+// when a row of the warp has grown past its base by more than slack_log2 in log2 units;
+// otherwise bases, sums and O stay as they are (corr = 1), P reaches at most
+// 2^(offset_log2 + slack_log2), and the caller skips the O rescale (the decision is
+// warp-uniform). O / sum and LSE = base * scale + log(sum) are exact for any base.
 template <int BN>
 struct OnlineSoftmax {
   float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.f, l_b = 0.f, corr_a = 1.f, corr_b = 1.f;
+  bool rescale_o = true;  // update<true>: this block moved a base of the warp
 
   // Scores of block n at keys >= lim_a (row a) or >= lim_b (row b) become -inf.
   __device__ __forceinline__ static void mask(float (&s)[BN / 2], int n, int lim_a, int lim_b, int lane) {
@@ -49,7 +57,8 @@ struct OnlineSoftmax {
 
   // S -> P in place: P = 2^(s * sl2 - max * sl2 + offset_log2), with sl2 the scale times
   // log2(e) folded into one FFMA; updates max, sum and corr.
-  __device__ __forceinline__ void update(float (&s)[BN / 2], float sl2, float offset_log2) {
+  template <bool kLazy>
+  __device__ __forceinline__ void update(float (&s)[BN / 2], float sl2, float offset_log2, float slack_log2) {
     float mx_a = m_a, mx_b = m_b;
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {
@@ -60,6 +69,15 @@ struct OnlineSoftmax {
     mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
     mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
     mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+    if constexpr (kLazy) {
+      // Growth past the base (NaN, i.e. no growth, while a row has seen no key: -inf - -inf).
+      const bool grow = (mx_a - m_a) * sl2 > slack_log2 || (mx_b - m_b) * sl2 > slack_log2;
+      rescale_o = __any_sync(0xffffffffu, grow);
+      if (!rescale_o) {
+        mx_a = m_a;
+        mx_b = m_b;
+      }
+    }
     // A row with no visible key so far keeps max -inf: subtract 0 instead, so exp2 gives 0.
     const float ms_a = mx_a == -INFINITY ? 0.f : mx_a * sl2;
     const float ms_b = mx_b == -INFINITY ? 0.f : mx_b * sl2;

@@ -50,6 +50,8 @@ namespace genbench::fa3 {
 //   kElemBytes (Q and K bytes per element), kK (elements per 32-byte wgmma k step),
 //   kOutBF16 (O stored as bf16, else fp16), kDescaleV (O is scaled by descale_v),
 //   kPOffsetLog2 (P computed as 2^offset x exp(s - max); LSE takes it off);
+//   kRescaleSlackLog2<D> (> 0: lazy rescaling, OnlineSoftmax: the exponent base moves, and O is
+//     rescaled, only when a row's max grows past it by more than this; 0: every block);
 //   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);
 //   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
 //   issue_pv<D, BN>(o, p, v_base): O += P V for one key block as one wgmma commit group;
@@ -318,6 +320,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   float s_acc[BN / 2];
   std::uint32_t pf[BN / E::kK][4];
   OnlineSoftmax<BN> sm;
+  // Lazy rescaling: O takes a block's correction right after that block's softmax, once the
+  // previous PV is complete, and only when the softmax moved a base (a warp-uniform branch
+  // outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
+  constexpr float kSlack = E::template kRescaleSlackLog2<D>;
+  constexpr bool kLazy = kSlack > 0.f;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
 
   auto release = [&](std::uint32_t bar) {
@@ -339,7 +346,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // only where a block reaches past the tile's smallest key limit.
   auto softmax = [&](int n) {
     if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
-    sm.update(s_acc, sl2, E::kPOffsetLog2);
+    sm.template update<kLazy>(s_acc, sl2, E::kPOffsetLog2, kSlack);
   };
   auto convert_p = [&]() { E::template convert_p<BN>(s_acc, pf); };
 
@@ -403,7 +410,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         sm90::mbar_wait(full_k + 8 * sk, phase_of<S>(gk));
         turn_wait();
         issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + sk * L::kKVBytes);
-        sm.rescale<D>(o);
+        if constexpr (!kLazy) sm.rescale<D>(o);
         sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
         E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
         turn_pass();
@@ -415,13 +422,15 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         fence_acc(o);
         fence_frag(pf);
         release(empty_v + 8 * sv);
+        if constexpr (kLazy)
+          if (sm.rescale_o) sm.rescale<D>(o);
         convert_p();
       }
       if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
       // PV of block 0.
       {
         const int gv = g + n_blocks - 1, sv = stage_of<S>(gv);
-        sm.rescale<D>(o);
+        if constexpr (!kLazy) sm.rescale<D>(o);
         sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
         turn_wait();
         E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);

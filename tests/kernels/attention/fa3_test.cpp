@@ -50,10 +50,12 @@ class Fa3Gpu : public ::testing::Test {
   // the case for further checks.
   std::unique_ptr<Case> check(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtype, bool graph = false,
                               bool varlen = false) {
+    return check(fa3_point(s, d, causal, dtype, graph, varlen));
+  }
+  std::unique_ptr<Case> check(const Point& p) {
     const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
     EXPECT_NE(im, nullptr);
     if (!im) return nullptr;
-    const Point p = fa3_point(s, d, causal, dtype, graph, varlen);
     Context ctx{*backend_, test::comm(), 777 + seed_++};
     const std::string why = im->can_implement(p, ctx);
     EXPECT_EQ(why, "") << attention_op().describe(p);
@@ -110,6 +112,13 @@ TEST_F(Fa3Gpu, HeadDim64) {
     for (bool causal : {false, true})
       for (std::int64_t n : {1, 17, 1000, 4097}) check({1, 4, 2, n, n}, 64, causal, dt);
   check({1, 4, 4, 3000, 5000}, 64, true, "bf16");
+  // 1000 rows = six 192-row tiles, the last with 40 rows: two of its three warpgroups are idle
+  // (they keep only the barrier protocol). 8 x 8 x 6 = 384 tiles on a persistent launch of one
+  // CTA per SM, so CTAs go on to further tiles after one with idle warpgroups.
+  auto c = check({8, 8, 8, 1000, 1000}, 64, false, "bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->variant().rfind("m192n128d64-ws4", 0), 0u) << c->variant();
+  EXPECT_NE(c->variant().find("-ps"), std::string::npos) << c->variant();
 }
 
 // d=64 takes 192-row tiles (3 consumer warpgroups) except causal with seqlen_q <= 1024 (128 rows),
@@ -216,6 +225,22 @@ TEST_F(Fa3Gpu, Fp8GraphModeAndBf16Output) {
   EXPECT_TRUE(dc->check_outputs().ok);
 }
 #endif
+
+// Lazy rescaling (fa3_device.cuh; e4m3 at both head dims, 16-bit at d=256) under softmax
+// scales far from 1/sqrt(d): at 1 the scores spread ~11x wider, so the row maxima jump and
+// most blocks move the exponent base; at 0.01 the rows are nearly flat, the maxima creep up
+// by less than the slack, the base seldom moves and P runs up to its ceiling (2^8.5 for e4m3).
+TEST_F(Fa3Gpu, LazyRescaleAtExtremeScales) {
+  const std::size_t scale_axis = attention_op().axis_index("scale");
+  for (double scale : {1.0, 0.01})
+    for (const char* dt : {"fp8_e4m3", "bf16", "fp16"})
+      for (std::int64_t d : {128, 256})
+        for (bool causal : {false, true}) {
+          Point p = fa3_point({1, 4, 2, 4097, 4097}, d, causal, dt);
+          p.values[scale_axis] = scale;
+          check(p);
+        }
+}
 
 TEST_F(Fa3Gpu, Fp8RefusesVarlenAndHeadDim64) {
   const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
