@@ -56,7 +56,7 @@ struct OnlineSoftmax {
   }
 
   // S -> P in place: P = 2^(s * sl2 - max * sl2 + offset_log2), with sl2 the scale times
-  // log2(e) folded into one FFMA; updates max, sum and corr.
+  // log2(e) folded into one FFMA; updates max (the base, lazily), sum and corr.
   template <bool kLazy>
   __device__ __forceinline__ void update(float (&s)[BN / 2], float sl2, float offset_log2, float slack_log2) {
     float mx_a = m_a, mx_b = m_b;

@@ -49,7 +49,8 @@ namespace genbench::fa3 {
 // Element traits, what a kernel instantiation's element type E provides:
 //   kElemBytes (Q and K bytes per element), kK (elements per 32-byte wgmma k step),
 //   kOutBF16 (O stored as bf16, else fp16), kDescaleV (O is scaled by descale_v),
-//   kPOffsetLog2 (P computed as 2^offset x exp(s - max); LSE takes it off);
+//   kPOffsetLog2 (P computed as 2^offset x exp(s - base), base the row max or, with lazy
+//     rescaling, a little below it; LSE takes the offset off);
 //   kRescaleSlackLog2<D> (> 0: lazy rescaling, OnlineSoftmax: the exponent base moves, and O is
 //     rescaled, only when a row's max grows past it by more than this; 0: every block);
 //   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);

@@ -28,8 +28,8 @@ struct Elem16 {
   static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
   static constexpr float kPOffsetLog2 = 0.f;
   // Lazy rescaling at d=256 (P <= 2^8): O is 128 registers per thread against 40 scores of an
-  // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=64 and
-  // d=128 it measured no faster or slower (docs/perf-notes.md, fa3 v6).
+  // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=128 it
+  // measured 1-3% slower and at d=64 no faster (docs/perf-notes.md, fa3 v6).
   template <int D>
   static constexpr float kRescaleSlackLog2 = D == 256 ? 8.f : 0.f;
   template <int D>
