@@ -7,6 +7,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
+#include "core/error.h"
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
@@ -21,7 +22,11 @@ namespace {
 
 // A/B switches (the variant string records what ran): GENBENCH_FA3_PINGPONG=0 turns the
 // consumer turn-taking off; GENBENCH_FA3_PERSISTENT=1 or 0 forces one CTA per SM or one per
-// tile (unset: the kernel's default for the problem).
+// tile (unset: the kernel's default for the problem); GENBENCH_FA3_FP8_P_LIMIT=x sets the P at
+// which the fp8 kernel's max-free blocks rebase a row (fa3_fp8_sm90.h; 0: max-free blocks off,
+// below 448: the rebase runs in most blocks, for tests); with GENBENCH_FA3_FP8_COUNT=1 the fp8
+// kernel counts its max-free blocks and rebases (per warp, over all launches of the case) and
+// the variant string ends in " maxfree=N rebase=M" (tests).
 bool env_enabled(const char* name) {
   const char* e = std::getenv(name);
   return !(e && std::strcmp(e, "0") == 0);
@@ -101,15 +106,31 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
     vt_ = ctx.backend.allocate(fa3::fp8::vt_bytes(p.batch, p.heads_kv, p.head_dim, p.seqlen_k));
     p.vt = vt_.get();
     p.descale_q = p.descale_k = p.descale_v = descale();
+    if (const char* e = std::getenv("GENBENCH_FA3_FP8_P_LIMIT"); e && *e) {
+      char* end = nullptr;
+      p.p_limit = std::strtof(e, &end);
+      if (end == e || *end != '\0')
+        throw Error(strprintf("GENBENCH_FA3_FP8_P_LIMIT: '%s' is not a number", e));
+    }
+    if (const char* e = std::getenv("GENBENCH_FA3_FP8_COUNT"); e && *e && std::strcmp(e, "0") != 0) {
+      counts_ = zeroed(ctx, 2 * sizeof(int));
+      p.counts = counts_.as<int>();
+    }
     launcher_ = std::make_unique<fa3::fp8::Launcher>(p);
   }
 
  protected:
   void launch(cudaStream_t stream) override { launcher_->launch(stream); }
-  std::string config_name() const override { return launcher_->variant(); }
+  std::string config_name() const override {
+    if (!counts_.get()) return launcher_->variant();
+    int n[2] = {0, 0};
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
+    GENBENCH_CHECK_CUDA(cudaMemcpy(n, counts_.get(), sizeof n, cudaMemcpyDeviceToHost));
+    return strprintf("%s maxfree=%d rebase=%d", launcher_->variant().c_str(), n[0], n[1]);
+  }
 
  private:
-  DeviceBuffer sched_, vt_;
+  DeviceBuffer sched_, vt_, counts_;
   std::unique_ptr<fa3::fp8::Launcher> launcher_;
 };
 

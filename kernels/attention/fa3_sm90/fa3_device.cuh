@@ -100,6 +100,68 @@ struct OnlineSoftmax {
     l_b = l_b * corr_b + sum_b;
   }
 
+  // Max-free blocks (e4m3, fa3_kernel.cuh): P = 2^(s * sl2 - base) with the bases as they are,
+  // no row max, no correction; the caller checks P against e4m3's range as it converts P and
+  // calls rebase() where it reached the limit. Only for warps whose rows all have a finite base
+  // that keeps 2^(s * sl2 - base) finite (max_free_ok), so P is never inf.
+  __device__ __forceinline__ bool max_free_ok(float bound_a, float bound_b, float sl2, float offset_log2) const {
+    // bound_*: upper bounds on the rows' s * sl2; a base of -inf (no key seen) fails.
+    const bool ok = bound_a - (m_a * sl2 - offset_log2) < 126.f && bound_b - (m_b * sl2 - offset_log2) < 126.f;
+    return __all_sync(0xffffffffu, ok);
+  }
+  __device__ __forceinline__ void update_max_free(float (&s)[BN / 2], float sl2, float offset_log2) {
+    const float base_a = m_a * sl2 - offset_log2, base_b = m_b * sl2 - offset_log2;
+    corr_a = corr_b = 1.f;
+    rescale_o = false;
+    float sum_a = 0.f, sum_b = 0.f;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      s[4 * i] = ex2(fmaf(s[4 * i], sl2, -base_a));
+      s[4 * i + 1] = ex2(fmaf(s[4 * i + 1], sl2, -base_a));
+      s[4 * i + 2] = ex2(fmaf(s[4 * i + 2], sl2, -base_b));
+      s[4 * i + 3] = ex2(fmaf(s[4 * i + 3], sl2, -base_b));
+      sum_a += s[4 * i] + s[4 * i + 1];
+      sum_b += s[4 * i + 2] + s[4 * i + 3];
+    }
+    l_a += sum_a;
+    l_b += sum_b;
+  }
+  // After a max-free block whose P reached the limit in a row of the quad (over_*: this
+  // thread's part): that row's base moves up by k = floor(log2(max P)) - offset_log2, so its
+  // largest P lands in [2^offset, 2^(offset + 1)); P, the row sum and (corr, rescale_o) O are
+  // multiplied by 2^-k, exactly. The caller converts P again and rescales O (rescale()).
+  __device__ __forceinline__ void rebase(float (&s)[BN / 2], bool over_a, bool over_b, float sl2, int offset_log2) {
+    float pa = 0.f, pb = 0.f;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      pa = fmaxf(pa, fmaxf(s[4 * i], s[4 * i + 1]));
+      pb = fmaxf(pb, fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+    const unsigned quad = 0xfu << (threadIdx.x & 28u);
+    over_a = (__ballot_sync(0xffffffffu, over_a) & quad) != 0;
+    over_b = (__ballot_sync(0xffffffffu, over_b) & quad) != 0;
+    pa = fmaxf(pa, __shfl_xor_sync(0xffffffffu, pa, 1));
+    pa = fmaxf(pa, __shfl_xor_sync(0xffffffffu, pa, 2));
+    pb = fmaxf(pb, __shfl_xor_sync(0xffffffffu, pb, 1));
+    pb = fmaxf(pb, __shfl_xor_sync(0xffffffffu, pb, 2));
+    // A row over the limit has a normal, finite largest P, so its exponent field is exact.
+    const int ka = over_a ? ((__float_as_int(pa) >> 23) & 0xff) - 127 - offset_log2 : 0;
+    const int kb = over_b ? ((__float_as_int(pb) >> 23) & 0xff) - 127 - offset_log2 : 0;
+    corr_a = __int_as_float((127 - ka) << 23);  // 2^-k
+    corr_b = __int_as_float((127 - kb) << 23);
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      s[4 * i] *= corr_a;
+      s[4 * i + 1] *= corr_a;
+      s[4 * i + 2] *= corr_b;
+      s[4 * i + 3] *= corr_b;
+    }
+    l_a *= corr_a;
+    l_b *= corr_b;
+    m_a += static_cast<float>(ka) / sl2;
+    m_b += static_cast<float>(kb) / sl2;
+  }
+
   // O (accumulator layout, N = D columns) times this block's correction.
   template <int D>
   __device__ __forceinline__ void rescale(float (&o)[D / 2]) const {

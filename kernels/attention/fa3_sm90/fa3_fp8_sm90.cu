@@ -26,6 +26,8 @@
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -113,7 +115,38 @@ struct E4m3 {
   // the TMA epilogue (docs/perf-notes.md, fa3 v5).
   template <int D>
   static constexpr bool kTmaStoreO = D != 128;
+  // Max-free softmax blocks (fa3_kernel.cuh): P is checked against e4m3's range as it is
+  // rounded, instead of taking each block's row max first. d=128 only: at d=256 the score bound
+  // that keeps P finite (sum |q| x 448) is ~136 in log2 units on unit-variance inputs at the
+  // default scale, past the path's 126, so the path would not run.
+  template <int D>
+  static constexpr bool kMaxFreeBlocks = D == 128;
 #ifdef GENBENCH_SM90A_ENABLED
+  // sum |q| over a row of the Q tile (its D / 128 128-byte swizzle rows, `chunk_stride` bytes
+  // apart; the swizzle permutes bytes within each), the quad's four threads a quarter each,
+  // summed in fp16 (at most 64 x 448 per thread) and reduced across the quad. At most 0.5% low
+  // (fp16 rounding over 32 additions); callers add a margin.
+  template <int D>
+  __device__ static __forceinline__ float q_abs_sum(const unsigned char* row, int chunk_stride, int part) {
+    __half2 acc = __float2half2_rn(0.f);
+#pragma unroll
+    for (int c = 0; c < D / 128; ++c) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint4 w = *reinterpret_cast<const uint4*>(row + c * chunk_stride + 32 * part + 16 * h);
+        for (const std::uint32_t x : {w.x, w.y, w.z, w.w}) {
+          acc = __hadd2(acc, __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(
+                                 static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3))));
+          acc = __hadd2(acc, __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(
+                                 static_cast<__nv_fp8x2_storage_t>(x >> 16), __NV_E4M3))));
+        }
+      }
+    }
+    float v = __low2float(acc) + __high2float(acc);
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    v += __shfl_xor_sync(0xffffffffu, v, 2);
+    return v;
+  }
   template <int BN>
   __device__ static __forceinline__ void wgmma_qk(float (&s)[BN / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
     sm90::wgmma_ss_e4m3<BN>(s, da, db, scale_d);
@@ -142,6 +175,21 @@ struct E4m3 {
       for (int r = 0; r < 4; ++r)
         p[c][r] = sm90::cvt_e4m3x4(x[p_pack_source(r, 0)], x[p_pack_source(r, 1)], x[p_pack_source(r, 2)],
                                    x[p_pack_source(r, 3)]);
+    }
+  }
+  // convert_p, and for each row (a: registers 0 and 2, b: 1 and 3) the OR of (word + add):
+  // with add = (0x80 - c) per byte, bit 7 of a byte is set where a P reached the e4m3 code c
+  // (P >= 0, codes <= 0x7e, so no byte carries into the next).
+  template <int BN>
+  __device__ static __forceinline__ void convert_p_checked(const float (&s)[BN / 2], std::uint32_t (&p)[BN / 32][4],
+                                                           std::uint32_t add, std::uint32_t& hit_a,
+                                                           std::uint32_t& hit_b) {
+    convert_p<BN>(s, p);
+    hit_a = hit_b = 0;
+#pragma unroll
+    for (int c = 0; c < BN / 32; ++c) {
+      hit_a |= (p[c][0] + add) | (p[c][2] + add);
+      hit_b |= (p[c][1] + add) | (p[c][3] + add);
     }
   }
   // V^T block: one TMA box of W keys x D rows per chunk (key coordinates past sk_pad read zero).
@@ -177,6 +225,13 @@ CUtensorMap make_vt_map(const void* base, int batch, int heads_kv, int d, int sk
                       {static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(d), 1, 1}, chunk);
 }
 
+// The e4m3 code of P's limit (1 to 448; OnlineSoftmax::rebase).
+std::uint32_t p_limit_code(float limit) {
+  if (!(limit >= 1.f && limit <= 448.f))
+    throw Error(strprintf("fa3 fp8: P limit %g outside [1, 448] (0: max-free blocks off)", limit));
+  return __nv_cvt_float_to_fp8(limit, __NV_SATFINITE, __NV_E4M3);
+}
+
 template <int D>
 void set_smem_limit_for() {
   set_smem_limit<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>();
@@ -185,8 +240,10 @@ void set_smem_limit_for() {
 template <int D>
 void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tvt,
                   const CUtensorMap& to, int ctas, cudaStream_t stream) {
-  const KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
-                                                         pr.descale_v);
+  KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
+                                                   pr.descale_v);
+  kp.p_limit_add = pr.p_limit == 0.f ? 0u : 0x01010101u * (0x80u - p_limit_code(pr.p_limit));
+  kp.counts = pr.counts;
   launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, stream);
 }
 
@@ -214,6 +271,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     stages_ = stages_for<256>();
   }
   persistent_ctas_ = persistent_ctas(p);
+  if (p.p_limit != 0.f) p_limit_code(p.p_limit);  // checks the limit
   tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, 64 * kConsumers);
   tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
   to_ = make_map16("fa3 fp8", p.o, true, p.batch, p.seqlen_q, p.heads, p.head_dim, 64);
@@ -234,8 +292,10 @@ void Launcher::launch(cudaStream_t stream) const {
 std::string Launcher::variant() const {
   // "fp8 m128n192d128-ws3-kv3-pp-ps +vt": tile, warpgroups, ring stages, ping-pong, persistent,
   // V^T pre-pass.
-  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1, stages_,
-                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "");
+  // A P limit other than 448 (a test setting; 0: max-free blocks off) shows as "-plimX".
+  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1, stages_,
+                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
+                   p_.p_limit == 448.f ? "" : strprintf("-plim%g", p_.p_limit).c_str());
 }
 
 }  // namespace genbench::fa3::fp8

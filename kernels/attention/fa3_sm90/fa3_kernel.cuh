@@ -54,6 +54,8 @@ namespace genbench::fa3 {
 //   kRescaleSlackLog2<D> (> 0: lazy rescaling, OnlineSoftmax: the exponent base moves, and O is
 //     rescaled, only when a row's max grows past it by more than this; 0: every block);
 //   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);
+//   kMaxFreeBlocks<D> (lazy rescaling without the row max where it is safe, see the consumer
+//     loop; needs q_abs_sum<D> and convert_p_checked<BN>);
 //   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
 //   issue_pv<D, BN>(o, p, v_base): O += P V for one key block as one wgmma commit group;
 //   convert_p<BN>(s, p): P (fp32 accumulator layout) to the A fragments of issue_pv;
@@ -72,6 +74,8 @@ struct KernelParams {
   float scale, scale_log2;  // score of stored values -> true score (x descales for e4m3); x log2(e)
   int causal, pingpong;
   float descale_v;  // E::kDescaleV: true V = stored V x descale_v
+  std::uint32_t p_limit_add;  // E::kMaxFreeBlocks<D>: (0x80 - the limit's e4m3 code) in every byte; 0: off
+  int* counts;  // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
 };
 
 // One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
@@ -326,7 +330,17 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
   constexpr float kSlack = E::template kRescaleSlackLog2<D>;
   constexpr bool kLazy = kSlack > 0.f;
+  constexpr bool kMaxFree = E::template kMaxFreeBlocks<D>;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
+  // Max-free blocks (E::kMaxFreeBlocks<D>). After a tile's first two blocks, a block may skip the
+  // row max: P = 2^(s * sl2 - base) with the bases as they are, checked as it is rounded to
+  // e4m3; a row whose P reached p.p_limit_add's code is rebased (OnlineSoftmax::rebase: base up
+  // by a power of two, P, sum and O scaled exactly) and P converted again. A warp takes the path
+  // only while every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x
+  // 448, per tile) - base < 126; otherwise the block takes the row max as before. Two blocks
+  // with the max first: after one (the tile's last keys: often a partial or diagonal block), a
+  // warp's 16 rows rebased often enough to cost more than the max saves (docs/perf-notes.md).
+  float bound_a = 0.f, bound_b = 0.f;
 
   auto release = [&](std::uint32_t bar) {
     __syncwarp();
@@ -345,11 +359,31 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
   // Softmax of block n in S (in place: S becomes P in fp32, times 2^E::kPOffsetLog2); masking
   // only where a block reaches past the tile's smallest key limit.
-  auto softmax = [&](int n) {
+  auto softmax = [&](int n, bool max_free, float slack) {
     if ((n + 1) * BN > mask_from) sm.mask(s_acc, n, lim_a, lim_b, lane);
-    sm.template update<kLazy>(s_acc, sl2, E::kPOffsetLog2, kSlack);
+    if (max_free) sm.update_max_free(s_acc, sl2, E::kPOffsetLog2);
+    else sm.template update<kLazy>(s_acc, sl2, E::kPOffsetLog2, slack);
   };
   auto convert_p = [&]() { E::template convert_p<BN>(s_acc, pf); };
+  auto max_free_ok = [&]() {
+    if constexpr (kMaxFree) return p.p_limit_add != 0 && sm.max_free_ok(bound_a, bound_b, sl2, E::kPOffsetLog2);
+    else return false;
+  };
+  // P of a max-free block to e4m3, rebasing the rows that reached the limit (and O with them).
+  auto convert_p_checked = [&]() {
+    if constexpr (kMaxFree) {
+      std::uint32_t hit_a, hit_b;
+      E::template convert_p_checked<BN>(s_acc, pf, p.p_limit_add, hit_a, hit_b);
+      const bool over_a = (hit_a & 0x80808080u) != 0, over_b = (hit_b & 0x80808080u) != 0;
+      if (p.counts && lane == 0) atomicAdd(p.counts, 1);
+      if (__any_sync(0xffffffffu, over_a || over_b)) {
+        sm.rebase(s_acc, over_a, over_b, sl2, static_cast<int>(E::kPOffsetLog2));
+        convert_p();
+        sm.template rescale<D>(o);
+        if (p.counts && lane == 0) atomicAdd(p.counts + 1, 1);
+      }
+    }
+  };
 
   int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
   for (int j = 0;; ++j) {
@@ -371,6 +405,12 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     sm90::mbar_wait(bar_q, qn & 1);
     ++qn;
+    if constexpr (kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
+      const float f = 448.f * 1.05f * fabsf(sl2);
+      const unsigned char* q_row = smem + (cw * 64 + rl_a) * 128;
+      bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
+      bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
+    }
     // Three consumers (192-row tiles) only: all 64 rows of this warpgroup lie past seqlen_q (the
     // last query block of a length that is not a tile multiple; seqlen 512 and 1024 leave one
     // and two of three idle): nothing to compute or store. It keeps the protocol only, in the
@@ -402,7 +442,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         sm90::wgmma_wait<0>();
         fence_acc(s_acc);
         release(empty_k + 8 * s);
-        softmax(n_blocks - 1);
+        softmax(n_blocks - 1, false, kSlack);
         convert_p();
       }
       for (int it = 1; it < n_blocks; ++it) {
@@ -418,14 +458,18 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
         fence_acc(s_acc);
         release(empty_k + 8 * sk);
-        softmax(n);
+        // Max-free blocks start after two with the max, the second without slack, so that they
+        // start from the exact row max (P <= 2^offset).
+        const bool max_free = it >= 2 && max_free_ok();
+        softmax(n, max_free, kMaxFree && it < 2 ? 0.f : kSlack);
         sm90::wgmma_wait<0>();
         fence_acc(o);
         fence_frag(pf);
         release(empty_v + 8 * sv);
         if constexpr (kLazy)
           if (sm.rescale_o) sm.rescale<D>(o);
-        convert_p();
+        if (max_free) convert_p_checked();  // a rebase rescales O itself
+        else convert_p();
       }
       if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
       // PV of block 0.

@@ -34,6 +34,8 @@ struct Elem16 {
   static constexpr float kRescaleSlackLog2 = D == 256 ? 8.f : 0.f;
   template <int D>
   static constexpr bool kTmaStoreO = true;
+  template <int D>
+  static constexpr bool kMaxFreeBlocks = false;
 #ifdef GENBENCH_SM90A_ENABLED
   template <int BN>
   __device__ static __forceinline__ void wgmma_qk(float (&s)[BN / 2], std::uint64_t da, std::uint64_t db, int scale_d) {

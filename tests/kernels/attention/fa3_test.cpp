@@ -6,11 +6,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
+#include "core/error.h"
 #ifdef GENBENCH_HAVE_CUDA
 #include "kernels/attention/common/attention_case.h"
 #endif
@@ -303,6 +306,54 @@ TEST_F(Fa3Gpu, OneCtaPerTileEveryMode) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->variant().find("-ps"), std::string::npos) << c->variant();
 }
+
+#ifdef GENBENCH_HAVE_CUDA
+// Max-free softmax blocks (e4m3 d=128; fa3_kernel.cuh) on the same inputs with the default P
+// limit (448), with a limit of 16 (some row of most blocks reaches it, so most blocks rebase)
+// and with the path off: each validates, and the kernel's counters (GENBENCH_FA3_FP8_COUNT)
+// show which path ran. d=256 has no max-free blocks: its counters stay 0.
+long long count_in(const std::string& variant, const char* key) {
+  const auto at = variant.find(key);
+  return at == std::string::npos ? -1 : std::atoll(variant.c_str() + at + std::strlen(key));
+}
+
+TEST_F(Fa3Gpu, Fp8MaxFreeBlocksAndRebase) {
+  ScopedEnv count("GENBENCH_FA3_FP8_COUNT", "1");
+  for (std::int64_t d : {128, 256})
+    for (bool causal : {false, true})
+      for (const char* limit : {"448", "16", "0"}) {
+        ScopedEnv env("GENBENCH_FA3_FP8_P_LIMIT", limit);
+        auto c = check({1, 4, 2, 4097, 4097}, d, causal, "fp8_e4m3");
+        ASSERT_NE(c, nullptr);
+        const std::string v = c->variant();
+        const long long max_free = count_in(v, "maxfree="), rebase = count_in(v, "rebase=");
+        EXPECT_EQ(v.find("-plim") == std::string::npos, std::string(limit) == "448") << v;
+        if (std::string(limit) == "0" || d == 256) {
+          EXPECT_EQ(max_free, 0) << v;
+          EXPECT_EQ(rebase, 0) << v;
+        } else {
+          EXPECT_GT(max_free, 0) << v;
+          // Limit 16: P ~ 2^6 at a row's max, so most max-free blocks rebase some row.
+          if (std::string(limit) == "16") EXPECT_GT(rebase, max_free / 2) << v;
+          else EXPECT_LT(rebase, max_free / 4) << v;  // default: rare
+        }
+      }
+  ScopedEnv env("GENBENCH_FA3_FP8_P_LIMIT", "16");
+  check({1, 4, 4, 5000, 3000}, 128, true, "fp8_e4m3");  // rows that see no key: their blocks take the max
+  check({2, 3, 3, 17, 300}, 128, false, "fp8_e4m3");
+  check({1, 2, 2, 3000, 5000}, 128, false, "fp8_e4m3");
+}
+
+TEST_F(Fa3Gpu, Fp8RefusesBadPLimit) {
+  for (const char* limit : {"0.5", "500", "x"}) {
+    ScopedEnv env("GENBENCH_FA3_FP8_P_LIMIT", limit);
+    const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
+    ASSERT_NE(im, nullptr);
+    Context ctx{*backend_, test::comm(), 1};
+    EXPECT_THROW(im->prepare(fa3_point({1, 2, 2, 128, 128}, 128, false, "fp8_e4m3"), ctx), Error) << limit;
+  }
+}
+#endif
 
 TEST_F(Fa3Gpu, RefusesOtherDtypes) {
   const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
