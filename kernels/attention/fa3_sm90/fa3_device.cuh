@@ -60,15 +60,7 @@ struct OnlineSoftmax {
   template <bool kLazy>
   __device__ __forceinline__ void update(float (&s)[BN / 2], float sl2, float offset_log2, float slack_log2) {
     float mx_a = m_a, mx_b = m_b;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      mx_a = fmaxf(mx_a, fmaxf(s[4 * i], s[4 * i + 1]));
-      mx_b = fmaxf(mx_b, fmaxf(s[4 * i + 2], s[4 * i + 3]));
-    }
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+    row_max(s, mx_a, mx_b);
     if constexpr (kLazy) {
       // Growth past the base (NaN, i.e. no growth, while a row has seen no key: -inf - -inf).
       const bool grow = (mx_a - m_a) * sl2 > slack_log2 || (mx_b - m_b) * sl2 > slack_log2;
@@ -86,16 +78,8 @@ struct OnlineSoftmax {
     const float base_a = ms_a - offset_log2, base_b = ms_b - offset_log2;
     m_a = mx_a;
     m_b = mx_b;
-    float sum_a = 0.f, sum_b = 0.f;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      s[4 * i] = ex2(fmaf(s[4 * i], sl2, -base_a));
-      s[4 * i + 1] = ex2(fmaf(s[4 * i + 1], sl2, -base_a));
-      s[4 * i + 2] = ex2(fmaf(s[4 * i + 2], sl2, -base_b));
-      s[4 * i + 3] = ex2(fmaf(s[4 * i + 3], sl2, -base_b));
-      sum_a += s[4 * i] + s[4 * i + 1];
-      sum_b += s[4 * i + 2] + s[4 * i + 3];
-    }
+    float sum_a, sum_b;
+    exp2_rows(s, sl2, base_a, base_b, sum_a, sum_b);
     l_a = l_a * corr_a + sum_a;
     l_b = l_b * corr_b + sum_b;
   }
@@ -113,16 +97,8 @@ struct OnlineSoftmax {
     const float base_a = m_a * sl2 - offset_log2, base_b = m_b * sl2 - offset_log2;
     corr_a = corr_b = 1.f;
     rescale_o = false;
-    float sum_a = 0.f, sum_b = 0.f;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      s[4 * i] = ex2(fmaf(s[4 * i], sl2, -base_a));
-      s[4 * i + 1] = ex2(fmaf(s[4 * i + 1], sl2, -base_a));
-      s[4 * i + 2] = ex2(fmaf(s[4 * i + 2], sl2, -base_b));
-      s[4 * i + 3] = ex2(fmaf(s[4 * i + 3], sl2, -base_b));
-      sum_a += s[4 * i] + s[4 * i + 1];
-      sum_b += s[4 * i + 2] + s[4 * i + 3];
-    }
+    float sum_a, sum_b;
+    exp2_rows(s, sl2, base_a, base_b, sum_a, sum_b);
     l_a += sum_a;
     l_b += sum_b;
   }
@@ -132,30 +108,16 @@ struct OnlineSoftmax {
   // multiplied by 2^-k, exactly. The caller converts P again and rescales O (rescale()).
   __device__ __forceinline__ void rebase(float (&s)[BN / 2], bool over_a, bool over_b, float sl2, int offset_log2) {
     float pa = 0.f, pb = 0.f;
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      pa = fmaxf(pa, fmaxf(s[4 * i], s[4 * i + 1]));
-      pb = fmaxf(pb, fmaxf(s[4 * i + 2], s[4 * i + 3]));
-    }
+    row_max(s, pa, pb);
     const unsigned quad = 0xfu << (threadIdx.x & 28u);
     over_a = (__ballot_sync(0xffffffffu, over_a) & quad) != 0;
     over_b = (__ballot_sync(0xffffffffu, over_b) & quad) != 0;
-    pa = fmaxf(pa, __shfl_xor_sync(0xffffffffu, pa, 1));
-    pa = fmaxf(pa, __shfl_xor_sync(0xffffffffu, pa, 2));
-    pb = fmaxf(pb, __shfl_xor_sync(0xffffffffu, pb, 1));
-    pb = fmaxf(pb, __shfl_xor_sync(0xffffffffu, pb, 2));
     // A row over the limit has a normal, finite largest P, so its exponent field is exact.
     const int ka = over_a ? ((__float_as_int(pa) >> 23) & 0xff) - 127 - offset_log2 : 0;
     const int kb = over_b ? ((__float_as_int(pb) >> 23) & 0xff) - 127 - offset_log2 : 0;
     corr_a = __int_as_float((127 - ka) << 23);  // 2^-k
     corr_b = __int_as_float((127 - kb) << 23);
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
-      s[4 * i] *= corr_a;
-      s[4 * i + 1] *= corr_a;
-      s[4 * i + 2] *= corr_b;
-      s[4 * i + 3] *= corr_b;
-    }
+    scale_rows(s, corr_a, corr_b);
     l_a *= corr_a;
     l_b *= corr_b;
     m_a += static_cast<float>(ka) / sl2;
@@ -165,13 +127,7 @@ struct OnlineSoftmax {
   // O (accumulator layout, N = D columns) times this block's correction.
   template <int D>
   __device__ __forceinline__ void rescale(float (&o)[D / 2]) const {
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      o[4 * i] *= corr_a;
-      o[4 * i + 1] *= corr_a;
-      o[4 * i + 2] *= corr_b;
-      o[4 * i + 3] *= corr_b;
-    }
+    scale_rows(o, corr_a, corr_b);
   }
 
   // The rows' full sums (every thread of the quad ends with them).
@@ -180,6 +136,46 @@ struct OnlineSoftmax {
     l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
     l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
     l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+  }
+
+ private:
+  // The rows' maxima of x (accumulator layout) into mx_a / mx_b (taking their values as a
+  // start), across the quad.
+  __device__ __forceinline__ static void row_max(const float (&x)[BN / 2], float& mx_a, float& mx_b) {
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      mx_a = fmaxf(mx_a, fmaxf(x[4 * i], x[4 * i + 1]));
+      mx_b = fmaxf(mx_b, fmaxf(x[4 * i + 2], x[4 * i + 3]));
+    }
+    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+    mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+    mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+  }
+  // S -> P = 2^(s * sl2 - base) in place; this thread's part of the rows' sums.
+  __device__ __forceinline__ static void exp2_rows(float (&s)[BN / 2], float sl2, float base_a, float base_b,
+                                                   float& sum_a, float& sum_b) {
+    sum_a = sum_b = 0.f;
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+      s[4 * i] = ex2(fmaf(s[4 * i], sl2, -base_a));
+      s[4 * i + 1] = ex2(fmaf(s[4 * i + 1], sl2, -base_a));
+      s[4 * i + 2] = ex2(fmaf(s[4 * i + 2], sl2, -base_b));
+      s[4 * i + 3] = ex2(fmaf(s[4 * i + 3], sl2, -base_b));
+      sum_a += s[4 * i] + s[4 * i + 1];
+      sum_b += s[4 * i + 2] + s[4 * i + 3];
+    }
+  }
+  // Row a's values (accumulator layout, N / 4 groups of a, a, b, b) times ca, row b's times cb.
+  template <int N>
+  __device__ __forceinline__ static void scale_rows(float (&x)[N], float ca, float cb) {
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i) {
+      x[4 * i] *= ca;
+      x[4 * i + 1] *= ca;
+      x[4 * i + 2] *= cb;
+      x[4 * i + 3] *= cb;
+    }
   }
 };
 
