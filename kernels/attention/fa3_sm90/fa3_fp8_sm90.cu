@@ -124,8 +124,9 @@ struct E4m3 {
 #ifdef GENBENCH_SM90A_ENABLED
   // sum |q| over a row of the Q tile (its D / 128 128-byte swizzle rows, `chunk_stride` bytes
   // apart; the swizzle permutes bytes within each), the quad's four threads a quarter each,
-  // summed in fp16 (at most 64 x 448 per thread) and reduced across the quad. At most 0.5% low
-  // (fp16 rounding over 32 additions); callers add a margin.
+  // summed in fp16 (at most D / 4 x 448 per thread) and reduced across the quad. Low by less
+  // than 1% at d=128 (16 additions per fp16 half, each rounding by at most 2^-11); callers add
+  // a margin.
   template <int D>
   __device__ static __forceinline__ float q_abs_sum(const unsigned char* row, int chunk_stride, int part) {
     __half2 acc = __float2half2_rn(0.f);
