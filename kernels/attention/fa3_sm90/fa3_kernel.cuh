@@ -338,8 +338,10 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // by a power of two, P, sum and O scaled exactly) and P converted again. A warp takes the path
   // only while every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x
   // 448, per tile) - base < 126; otherwise the block takes the row max as before. Two blocks
-  // with the max first: after one (the tile's last keys: often a partial or diagonal block), a
-  // warp's 16 rows rebased often enough to cost more than the max saves (docs/perf-notes.md).
+  // with the max first, the second without lazy slack: max-free blocks then start from the
+  // exact row maxima (P <= 2^6, 2.8 log2 below the limit); from bases kept lazily (P up to
+  // 2^8.5) 6% of the warps' blocks rebased, which cost more than the max saves (1% now;
+  // docs/perf-notes.md, fa3 v7).
   float bound_a = 0.f, bound_b = 0.f;
 
   auto release = [&](std::uint32_t bar) {
