@@ -150,11 +150,6 @@ void DeviceAttentionCase::poison_outputs() {
   GENBENCH_CHECK_CUDA(cudaMemsetAsync(lse_.get(), 0xff, lse_.bytes(), stream()));
 }
 
-std::vector<float> DeviceAttentionCase::output() {
-  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
-  return download_as_float(o_.get(), output_dtype(s_.dtype), static_cast<std::size_t>(rows_q_ * s_.heads * s_.head_dim));
-}
-
 Validation DeviceAttentionCase::check_outputs() {
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
   HostAttentionData d;

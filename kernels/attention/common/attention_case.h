@@ -39,8 +39,6 @@ class DeviceAttentionCase : public Case {
   // Copies inputs and outputs back and validates them (does not execute).
   Validation check_outputs();
   void poison_outputs();
-  // O as host floats (after the stream's work).
-  std::vector<float> output();
   bool graph_captured() const { return graph_exec_ != nullptr; }
   int graph_captures() const { return captures_; }
   const AttentionShape& shape() const { return s_; }

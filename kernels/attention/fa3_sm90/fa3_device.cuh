@@ -104,8 +104,8 @@ struct OnlineSoftmax {
   }
   // After a max-free block whose P reached the limit in a row of the quad (over_*: this
   // thread's part): that row's base moves up by k = floor(log2(max P)) - offset_log2, so its
-  // largest P lands in [2^offset, 2^(offset + 1)); P, the row sum and (corr, rescale_o) O are
-  // multiplied by 2^-k, exactly. The caller converts P again and rescales O (rescale()).
+  // largest P lands in [2^offset, 2^(offset + 1)); P and the row sum are multiplied by 2^-k,
+  // exactly, and corr is set to 2^-k: the caller converts P again and rescales O (rescale()).
   __device__ __forceinline__ void rebase(float (&s)[BN / 2], bool over_a, bool over_b, float sl2, int offset_log2) {
     float pa = 0.f, pb = 0.f;
     row_max(s, pa, pb);

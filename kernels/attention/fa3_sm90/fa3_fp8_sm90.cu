@@ -239,11 +239,11 @@ void set_smem_limit_for() {
 }
 
 template <int D>
-void launch_typed(const Problem& pr, const CUtensorMap& tq, const CUtensorMap& tk, const CUtensorMap& tvt,
-                  const CUtensorMap& to, int ctas, cudaStream_t stream) {
+void launch_typed(const Problem& pr, std::uint32_t p_limit_add, const CUtensorMap& tq, const CUtensorMap& tk,
+                  const CUtensorMap& tvt, const CUtensorMap& to, int ctas, cudaStream_t stream) {
   KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
                                                    pr.descale_v);
-  kp.p_limit_add = pr.p_limit == 0.f ? 0u : 0x01010101u * (0x80u - p_limit_code(pr.p_limit));
+  kp.p_limit_add = p_limit_add;
   kp.counts = pr.counts;
   launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, stream);
 }
@@ -272,7 +272,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     stages_ = stages_for<256>();
   }
   persistent_ctas_ = persistent_ctas(p);
-  if (p.p_limit != 0.f) p_limit_code(p.p_limit);  // checks the limit
+  p_limit_add_ = p.p_limit == 0.f ? 0u : 0x01010101u * (0x80u - p_limit_code(p.p_limit));
   tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, 64 * kConsumers);
   tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
   to_ = make_map16("fa3 fp8", p.o, true, p.batch, p.seqlen_q, p.heads, p.head_dim, 64);
@@ -286,8 +286,8 @@ void Launcher::launch(cudaStream_t stream) const {
   transpose_v_kernel<<<tgrid, 256, 0, stream>>>(static_cast<const std::uint8_t*>(p_.v), static_cast<std::uint8_t*>(p_.vt),
                                                 p_.seqlen_k, sk_pad, p_.heads_kv, p_.head_dim);
   GENBENCH_CHECK_LAUNCH();
-  if (p_.head_dim == 128) launch_typed<128>(p_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
-  else launch_typed<256>(p_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
+  if (p_.head_dim == 128) launch_typed<128>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
+  else launch_typed<256>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
 }
 
 std::string Launcher::variant() const {
