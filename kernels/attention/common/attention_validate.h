@@ -35,11 +35,11 @@ struct HostAttentionData {
 // the input dtype, descale 1.
 DType output_dtype(DType input);
 float input_descale(DType input);
-// fp8 kernels compute P = 2^6 exp(s - base) before rounding it to e4m3 (more of the small
-// probabilities keep their mantissa), where base is at most the row max and at most 2.5 (log2
-// units) below it (lazy rescaling; 2.8 in fa3's max-free blocks); the input-precision model
-// below rounds 2^6 exp(s - max), the coarsest of those cases.
-constexpr float kFp8POffset = 64.0f;
+// fp8 kernels compute P = 2^4 exp(s - base) before rounding it to e4m3 (more of the small
+// probabilities keep their mantissa), where base is at most the row max and at most 4.5 (log2
+// units) below it (lazy rescaling; 4.8 in fa3's max-free blocks); the input-precision model
+// below rounds 2^4 exp(s - max), the coarsest of those cases.
+constexpr float kFp8POffset = 16.0f;
 
 // Starts (cumulative lengths without the final total) of a batch of sequences.
 std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& lengths);

@@ -3,7 +3,7 @@
 // with ping-pong, persistent tile scheduler, O staged through shared memory) and their launcher.
 // What e4m3 changes (the traits class E4m3 below): S = Q K^T with wgmma m64nBNk32 e4m3 (both
 // operands K-major from 128-byte-swizzled tiles; 192 keys per block at d=128, 128 at d=256:
-// block_n_for), the scale with both descales folded into the exp2 FFMA, P offset by 2^6
+// block_n_for), the scale with both descales folded into the exp2 FFMA, P offset by 2^4
 // (kPOffsetLog2; up to 2^8.5 with lazy rescaling) and rounded to e4m3 in registers as the A
 // operand of O += P V^T (wgmma m64nDk32, B = a V^T tile in chunks of vt_chunk(BN) keys,
 // K-major), O x descale_v / rowsum stored as bf16, LSE in fp32.
@@ -104,13 +104,16 @@ __global__ void __launch_bounds__(256) transpose_v_kernel(const std::uint8_t* __
 struct E4m3 {
   static constexpr int kElemBytes = 1, kK = 32;
   static constexpr bool kOutBF16 = true, kDescaleV = true;
-  // P is computed as 2^6 x exp(s - base): e4m3 then keeps 3 mantissa bits down to
-  // exp(s - base) = 2^-12 instead of 2^-6 (fewer small probabilities lost to underflow). O and
-  // the row sum carry the same factor, so it cancels in O; LSE subtracts 6 ln 2. Lazy rescaling
-  // with 2.5 of slack: P <= 2^8.5 = 362, below e4m3's largest finite value, 448.
-  static constexpr float kPOffsetLog2 = 6.f;
+  // P is computed as 2^4 x exp(s - base): e4m3 then keeps 3 mantissa bits down to
+  // exp(s - base) = 2^-10 instead of 2^-6 (fewer small probabilities lost to underflow; e4m3's
+  // rounding of the larger ones is the same at any power-of-two offset). O and the row sum carry
+  // the same factor, so it cancels in O; LSE subtracts 4 ln 2. 2^4 rather than more: max-free
+  // blocks then start 4.8 log2 below the 448 limit and rarely rebase (from 2^6, 2.8 below, 1% of
+  // them rebased: docs/perf-notes.md, fa3 v8). Lazy rescaling with 4.5 of slack: P <= 2^8.5 =
+  // 362, below e4m3's largest finite value, 448.
+  static constexpr float kPOffsetLog2 = 4.f;
   template <int D>
-  static constexpr float kRescaleSlackLog2 = 2.5f;
+  static constexpr float kRescaleSlackLog2 = 4.5f;
   // O by TMA stores except at d=128, whose main loop ptxas schedules 2-3% slower at 8K-16K with
   // the TMA epilogue (docs/perf-notes.md, fa3 v5).
   template <int D>

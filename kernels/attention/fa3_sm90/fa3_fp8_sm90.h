@@ -32,7 +32,7 @@ constexpr int p_pack_source(int r, int j) { return 2 * (r % 2) + 8 * (r / 2) + (
 struct Problem : Tensors {
   void* vt = nullptr;  // scratch of vt_bytes() bytes for V^T
   float descale_q = 1.f, descale_k = 1.f, descale_v = 1.f;  // true value = stored x descale
-  // Max-free softmax blocks (fa3_kernel.cuh) rebase a row once a P (2^6 x exp(s - base)) rounds
+  // Max-free softmax blocks (fa3_kernel.cuh) rebase a row once a P (2^4 x exp(s - base)) rounds
   // to e4m3 at or above this, 1 to 448 (below 448 only to exercise the rebase in tests); 0 turns
   // max-free blocks off (every block takes the row max).
   float p_limit = 448.f;

@@ -339,9 +339,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // only while every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x
   // 448, per tile) - base < 126; otherwise the block takes the row max as before. Two blocks
   // with the max first, the second without lazy slack: max-free blocks then start from the
-  // exact row maxima (P <= 2^6, 2.8 log2 below the limit); from bases kept lazily (P up to
-  // 2^8.5) 6% of the warps' blocks rebased, which cost more than the max saves (1% now;
-  // docs/perf-notes.md, fa3 v7).
+  // exact row maxima (P <= 2^4, 4.8 log2 below the limit), and rebases are rare (a few in 10^5
+  // warp-blocks on unit-variance inputs). With P <= 2^6 at the row max (2.8 log2 of headroom)
+  // 1% of the warps' blocks rebased, from bases kept lazily 6%; either cost more than the max
+  // saves, and starting after one block (where it held most keys) measured no faster
+  // (docs/perf-notes.md, fa3 v7 and v8).
   float bound_a = 0.f, bound_b = 0.f;
 
   auto release = [&](std::uint32_t bar) {
