@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace genbench {
 
@@ -80,6 +81,15 @@ std::uint64_t fnv1a64(const std::string& text) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+bool parse_number(const char* text, double& out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0') return false;
+  out = v;
+  return true;
 }
 
 }  // namespace genbench

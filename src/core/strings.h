@@ -21,6 +21,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 
+// The whole of `text` as a number (strtod syntax): false when it is null, empty or has anything
+// after the number. For numeric settings from the environment.
+bool parse_number(const char* text, double& out);
+
 // 64-bit FNV-1a, used to fingerprint configurations for --resume.
 std::uint64_t fnv1a64(const std::string& text);
 

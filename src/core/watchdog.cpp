@@ -194,9 +194,8 @@ std::uint64_t wait_by_polling(const std::function<bool()>& poll, const std::func
 
 double watchdog_deadline(double configured) {
   if (const char* env = std::getenv("GENBENCH_WATCHDOG_S"); env && *env) {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (end == env || *end != '\0' || !(v >= 0) || v > 1e7)
+    double v = 0;
+    if (!parse_number(env, v) || !(v >= 0) || v > 1e7)
       throw UsageError(std::string("GENBENCH_WATCHDOG_S='") + env +
                        "' is not a number of seconds (0 disables the watchdog)");
     return v;

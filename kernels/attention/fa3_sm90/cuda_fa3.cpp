@@ -24,7 +24,7 @@ namespace {
 // consumer turn-taking off; GENBENCH_FA3_PERSISTENT=1 or 0 forces one CTA per SM or one per
 // tile (unset: the kernel's default for the problem); GENBENCH_FA3_FP8_P_LIMIT=x sets the P at
 // which the fp8 kernel's max-free blocks rebase a row (fa3_fp8_sm90.h; 0: max-free blocks off,
-// below 448: the rebase runs in most blocks, for tests); with GENBENCH_FA3_FP8_COUNT=1 the fp8
+// below 448: more rebases, for tests); with GENBENCH_FA3_FP8_COUNT=1 the fp8
 // kernel counts its max-free blocks and rebases (per warp, over all launches of the case) and
 // the variant string ends in " maxfree=N rebase=M" (tests).
 bool env_enabled(const char* name) {
@@ -107,10 +107,9 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
     p.vt = vt_.get();
     p.descale_q = p.descale_k = p.descale_v = descale();
     if (const char* e = std::getenv("GENBENCH_FA3_FP8_P_LIMIT"); e && *e) {
-      char* end = nullptr;
-      p.p_limit = std::strtof(e, &end);
-      if (end == e || *end != '\0')
-        throw Error(strprintf("GENBENCH_FA3_FP8_P_LIMIT: '%s' is not a number", e));
+      double limit = 0;
+      if (!parse_number(e, limit)) throw Error(strprintf("GENBENCH_FA3_FP8_P_LIMIT: '%s' is not a number", e));
+      p.p_limit = static_cast<float>(limit);  // range: fp8::Launcher
     }
     if (const char* e = std::getenv("GENBENCH_FA3_FP8_COUNT"); e && *e && std::strcmp(e, "0") != 0) {
       counts_ = zeroed(ctx, 2 * sizeof(int));

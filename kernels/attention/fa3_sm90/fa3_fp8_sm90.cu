@@ -34,6 +34,7 @@
 #include "backend/cuda/check.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "kernels/attention/common/attention_validate.h"
 #include "kernels/attention/fa3_sm90/fa3_kernel.cuh"
 #include "kernels/common/sm90_ptx.cuh"
 #include "kernels/common/sm90_support.h"
@@ -206,6 +207,10 @@ struct E4m3 {
   }
 #endif  // GENBENCH_SM90A_ENABLED
 };
+
+// The validation's input-precision model rounds P with the kernel's offset (the coarsest case).
+static_assert(attention::kFp8POffset == static_cast<float>(1 << static_cast<int>(E4m3::kPOffsetLog2)),
+              "attention::kFp8POffset must be 2^E4m3::kPOffsetLog2");
 
 // Consumer warpgroups (64 query rows each); three at d=128 with 96-key blocks were not faster
 // (docs/perf-notes.md, fa3 v4).
