@@ -65,38 +65,42 @@ constexpr int stages_for() {
 }
 
 // V [b, sk, hk, D] -> V^T [b, hk, D, sk_pad] with the keys of every 16-group permuted
-// (vt_key_at) and zeros past seqlen_k. CTA: 128 keys x 64 dims of one (b, hk), 256 threads.
-__global__ void __launch_bounds__(256) transpose_v_kernel(const std::uint8_t* __restrict__ v, std::uint8_t* __restrict__ vt,
+// (vt_key_at) and zeros past seqlen_k. CTA: 128 keys x 64 dims of one (b, hk), 128 threads;
+// a thread takes one group of 16 keys x 4 dims: 16 four-byte loads (16 lanes read a key's 64
+// contiguous bytes, so every 32-byte sector is used whole), four 4 x 4 byte transposes by byte
+// permutes, and four 16-byte stores (lane pairs fill each 32-byte sector). No shared memory:
+// reading single bytes from a staged tile (the first version) made the pass shared-memory
+// bound (docs/perf-notes.md, fa3 v9). Blocks: x = (b, hk) x key block, y = 64-dim slice.
+__global__ void __launch_bounds__(128) transpose_v_kernel(const std::uint8_t* __restrict__ v, std::uint8_t* __restrict__ vt,
                                                           int seqlen_k, int sk_pad, int heads_kv, int d) {
-  constexpr int kPitch = 64 + 16;  // keeps 16-byte alignment of the rows
-  __shared__ __align__(16) std::uint8_t tile[kVtKeyPad * kPitch];
-  const int k0 = static_cast<int>(blockIdx.x) * kVtKeyPad, d0 = static_cast<int>(blockIdx.y) * 64;
-  const int bh = static_cast<int>(blockIdx.z), b = bh / heads_kv, hk = bh % heads_kv;
-  for (int u = static_cast<int>(threadIdx.x); u < kVtKeyPad * 4; u += 256) {
-    const int key = u / 4, part = u % 4;
-    uint4 val = make_uint4(0u, 0u, 0u, 0u);
-    if (k0 + key < seqlen_k)
-      val = *reinterpret_cast<const uint4*>(
-          v + ((static_cast<std::int64_t>(b) * seqlen_k + k0 + key) * heads_kv + hk) * d + d0 + part * 16);
-    *reinterpret_cast<uint4*>(tile + key * kPitch + part * 16) = val;
-  }
-  __syncthreads();
-  // Output row n (one head dim) of this block: 128 positions = 8 units of 16; 8 threads write
-  // one row's 128 contiguous bytes.
-  for (int u = static_cast<int>(threadIdx.x); u < 64 * 8; u += 256) {
-    const int n = u / 8, g = u % 8;
-    std::uint32_t w[4];
+  const int key_blocks = sk_pad / kVtKeyPad;
+  const int bh = static_cast<int>(blockIdx.x) / key_blocks, kb = static_cast<int>(blockIdx.x) % key_blocks;
+  const int b = bh / heads_kv, hk = bh % heads_kv;
+  const int lane = static_cast<int>(threadIdx.x) % 32, grp = static_cast<int>(threadIdx.x) / 16;
+  const int k0 = kb * kVtKeyPad + 16 * grp, d0 = static_cast<int>(blockIdx.y) * 64 + 4 * (lane % 16);
+  const std::int64_t key_stride = static_cast<std::int64_t>(heads_kv) * d;
+  const std::uint8_t* src = v + (static_cast<std::int64_t>(b) * seqlen_k + k0) * key_stride + hk * d + d0;
+  std::uint32_t w[16];  // w[k]: dims d0 .. d0 + 3 of key k0 + k
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      std::uint32_t x = 0;
+  for (int k = 0; k < 16; ++k)
+    w[k] = k0 + k < seqlen_k ? __ldg(reinterpret_cast<const unsigned int*>(src + k * key_stride)) : 0u;
+  // Positions 4q .. 4q + 3 of the group hold keys 2q, 2q + 1, 2q + 8, 2q + 9 (vt_key_at): out[i][q]
+  // gathers byte i (dim d0 + i) of those four words.
+  std::uint32_t out[4][4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        x |= static_cast<std::uint32_t>(tile[(16 * g + vt_key_at(4 * q + j)) * kPitch + n]) << (8 * j);
-      w[q] = x;
-    }
-    *reinterpret_cast<uint4*>(vt + (static_cast<std::int64_t>(bh) * d + d0 + n) * sk_pad + k0 + 16 * g) =
-        make_uint4(w[0], w[1], w[2], w[3]);
+  for (int q = 0; q < 4; ++q) {
+    const std::uint32_t x0 = w[2 * q], x1 = w[2 * q + 1], x2 = w[2 * q + 8], x3 = w[2 * q + 9];
+    const std::uint32_t lo01 = __byte_perm(x0, x1, 0x5140), hi01 = __byte_perm(x0, x1, 0x7362);  // bytes 0,1 / 2,3 interleaved
+    const std::uint32_t lo23 = __byte_perm(x2, x3, 0x5140), hi23 = __byte_perm(x2, x3, 0x7362);
+    out[0][q] = __byte_perm(lo01, lo23, 0x5410);
+    out[1][q] = __byte_perm(lo01, lo23, 0x7632);
+    out[2][q] = __byte_perm(hi01, hi23, 0x5410);
+    out[3][q] = __byte_perm(hi01, hi23, 0x7632);
   }
+  std::uint8_t* dst = vt + (static_cast<std::int64_t>(bh) * d + d0) * sk_pad + k0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    *reinterpret_cast<uint4*>(dst + i * static_cast<std::int64_t>(sk_pad)) = make_uint4(out[i][0], out[i][1], out[i][2], out[i][3]);
 }
 
 // e4m3 elements: k32 wgmma steps; V as V^T [D][BN] in chunks of vt_chunk(BN) keys (K-major);
@@ -287,13 +291,20 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   tvt_ = make_vt_map(p.vt, p.batch, p.heads_kv, p.head_dim, sk_padded(p.seqlen_k), vt_chunk(bn_));
 }
 
-void Launcher::launch(cudaStream_t stream) const {
-  const int sk_pad = sk_padded(p_.seqlen_k);
-  const dim3 tgrid(static_cast<unsigned>(sk_pad / kVtKeyPad), static_cast<unsigned>(p_.head_dim / 64),
-                   static_cast<unsigned>(p_.batch * p_.heads_kv));
-  transpose_v_kernel<<<tgrid, 256, 0, stream>>>(static_cast<const std::uint8_t*>(p_.v), static_cast<std::uint8_t*>(p_.vt),
-                                                p_.seqlen_k, sk_pad, p_.heads_kv, p_.head_dim);
+void transpose_v(const void* v, void* vt, int batch, int seqlen_k, int heads_kv, int head_dim, cudaStream_t stream) {
+  if (head_dim % 64 != 0) throw Error(strprintf("fa3 fp8: V^T pass needs head_dim a multiple of 64, not %d", head_dim));
+  const int sk_pad = sk_padded(seqlen_k);
+  const long long blocks = static_cast<long long>(batch) * heads_kv * (sk_pad / kVtKeyPad);
+  if (blocks > 0x7fffffffLL) throw Error("fa3 fp8: V^T pass over 2^31 blocks");
+  if (blocks == 0) return;
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(head_dim / 64));
+  transpose_v_kernel<<<grid, 128, 0, stream>>>(static_cast<const std::uint8_t*>(v), static_cast<std::uint8_t*>(vt),
+                                               seqlen_k, sk_pad, heads_kv, head_dim);
   GENBENCH_CHECK_LAUNCH();
+}
+
+void Launcher::launch(cudaStream_t stream) const {
+  transpose_v(p_.v, p_.vt, p_.batch, p_.seqlen_k, p_.heads_kv, p_.head_dim, stream);
   if (p_.head_dim == 128) launch_typed<128>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
   else launch_typed<256>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
 }

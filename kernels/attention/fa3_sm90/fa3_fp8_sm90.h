@@ -41,6 +41,11 @@ struct Problem : Tensors {
 
 std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k);
 
+// The V^T pre-pass alone (Launcher::launch runs it first): V [batch, seqlen_k, heads_kv,
+// head_dim] e4m3 -> vt, vt_bytes() bytes in the layout above. head_dim a multiple of 64;
+// stream-ordered and capturable.
+void transpose_v(const void* v, void* vt, int batch, int seqlen_k, int heads_kv, int head_dim, cudaStream_t stream);
+
 // "" when this build holds sm_90a code for the fp8 kernel, else why not.
 std::string build_support();
 

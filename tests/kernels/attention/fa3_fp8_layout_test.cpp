@@ -3,6 +3,7 @@
 // the validation uses against CUDA's own conversion, and the fp8 validation model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -11,8 +12,15 @@
 #include "ops/fill.h"
 #ifdef GENBENCH_HAVE_CUDA
 #include <cuda_fp8.h>
+#include <cuda_runtime.h>
 
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "backend/cuda/check.h"
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
+#include "support/test_env.h"
 #endif
 
 namespace genbench {
@@ -63,6 +71,56 @@ TEST(Fa3Fp8Layout, VtScratchIsPaddedToWholeKeyBlocks) {
   EXPECT_EQ(fa3::fp8::vt_bytes(2, 3, 128, 1), 2u * 3u * 128u * 128u);
   EXPECT_EQ(fa3::fp8::vt_bytes(1, 1, 256, 128), 256u * 128u);
   EXPECT_EQ(fa3::fp8::vt_bytes(1, 1, 256, 129), 256u * 256u);
+}
+
+// The V^T pre-pass on the device, byte for byte against the layout written out here: random
+// bytes in, V^T poisoned first (so the zeros past seqlen_k must be written), key counts that are
+// and are not multiples of the 128-key padding, one and several (batch, head) pairs.
+TEST(Fa3Fp8Layout, TransposePassWritesPermutedVtExactly) {
+  if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  int dev = 0, major = 0;
+  GENBENCH_CHECK_CUDA(cudaGetDevice(&dev));
+  GENBENCH_CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (major != 9) GTEST_SKIP() << "the fa3 fp8 path is built for compute capability 9.0";
+  struct Shape {
+    int batch, seqlen_k, heads_kv, d;
+  };
+  std::mt19937 rng(20261201);
+  for (const Shape s : {Shape{2, 1000, 3, 128}, Shape{1, 129, 1, 256}, Shape{3, 256, 2, 128}, Shape{1, 1, 2, 256}}) {
+    const std::size_t n_v = static_cast<std::size_t>(s.batch) * s.seqlen_k * s.heads_kv * s.d;
+    const std::size_t n_vt = fa3::fp8::vt_bytes(s.batch, s.heads_kv, s.d, s.seqlen_k);
+    const int sk_pad = static_cast<int>(n_vt / (static_cast<std::size_t>(s.batch) * s.heads_kv * s.d));
+    std::vector<std::uint8_t> v(n_v), vt(n_vt, 0xa5);
+    for (auto& x : v) x = static_cast<std::uint8_t>(rng());
+    void *dv = nullptr, *dvt = nullptr;
+    GENBENCH_CHECK_CUDA(cudaMalloc(&dv, n_v));
+    GENBENCH_CHECK_CUDA(cudaMalloc(&dvt, n_vt));
+    GENBENCH_CHECK_CUDA(cudaMemcpy(dv, v.data(), n_v, cudaMemcpyHostToDevice));
+    GENBENCH_CHECK_CUDA(cudaMemcpy(dvt, vt.data(), n_vt, cudaMemcpyHostToDevice));
+    fa3::fp8::transpose_v(dv, dvt, s.batch, s.seqlen_k, s.heads_kv, s.d, nullptr);
+    GENBENCH_CHECK_CUDA(cudaDeviceSynchronize());
+    GENBENCH_CHECK_CUDA(cudaMemcpy(vt.data(), dvt, n_vt, cudaMemcpyDeviceToHost));
+    GENBENCH_CHECK_CUDA(cudaFree(dv));
+    GENBENCH_CHECK_CUDA(cudaFree(dvt));
+    std::size_t wrong = 0, first = n_vt;
+    for (int b = 0; b < s.batch; ++b)
+      for (int h = 0; h < s.heads_kv; ++h)
+        for (int x = 0; x < s.d; ++x)
+          for (int p = 0; p < sk_pad; ++p) {
+            const int key = 16 * (p / 16) + fa3::fp8::vt_key_at(p % 16);
+            const std::uint8_t want =
+                key < s.seqlen_k
+                    ? v[((static_cast<std::size_t>(b) * s.seqlen_k + key) * s.heads_kv + h) * s.d + x]
+                    : std::uint8_t{0};
+            const std::size_t at = ((static_cast<std::size_t>(b) * s.heads_kv + h) * s.d + x) * sk_pad + p;
+            if (vt[at] != want) {
+              ++wrong;
+              first = std::min(first, at);
+            }
+          }
+    EXPECT_EQ(wrong, 0u) << "batch " << s.batch << " seqlen_k " << s.seqlen_k << " heads_kv " << s.heads_kv
+                         << " d " << s.d << ": first wrong byte at " << first;
+  }
 }
 
 // round_to(fp8_e4m3) (the validation's P rounding) against CUDA's satfinite round-to-nearest
