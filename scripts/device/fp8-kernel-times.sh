@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One device call for an fp8 attention change: builds this tree (genbench and the tests) and
-# the variant trees under .var/NAME (genbench only) side by side, runs the fp8 GPU tests, reads
+# the variant trees under .var/NAME (genbench only) side by side, runs the GPU tests (the fp8
+# ones unless TESTS names others) and compute-sanitizer memcheck on MEMCHECK's tests, reads
 # the duration of every kernel of one timed fa3 fp8 launch (V^T pre-pass and attention kernel
 # separately) with Nsight Compute for each build, then times configs/fa3-fp8-d128.yaml (and
 # any further configs) with every build in turn, ROUNDS times (scripts/device/ab-builds.sh).
-# Usage: ROUNDS=2 scripts/device/fp8-kernel-times.sh "base" [CONFIG...]
+# Usage: ROUNDS=2 [TESTS=gtest-filter] [MEMCHECK=gtest-filter] scripts/device/fp8-kernel-times.sh "base" [CONFIG...]
 # Logs go to $OUT (default results/device-fp8-kernel-times).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -15,7 +16,7 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperatur
 jobs=$(( $(nproc) / ($(echo $vars | wc -w) + 1) ))
 build() {  # name srcdir targets...
   local name=$1 src=$2; shift 2
-  { cmake -S "$src" -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a &&
+  { cmake -S "$src" -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a -DGENBENCH_BUILD_TESTS=$([ "$src" = . ] && echo ON || echo OFF) &&
     cmake --build "build-$name" -j "$jobs" --target "$@"; } > "$OUT/build-$name.txt" 2>&1
   echo "build $name rc=$? at $(( $(date +%s) - t0 ))s"; grep -E " error|warning" "$OUT/build-$name.txt" | head -3
 }
@@ -23,8 +24,12 @@ build new . genbench genbench_tests &
 for v in $vars; do build "$v" ".var/$v" genbench & done
 wait
 
-step fp8-tests 150 tests.txt build-new/tests/genbench_tests --gtest_filter='Fa3Fp8Layout.*:Fa3Gpu.*Fp8*:Fa3Gpu.LazyRescale*'
+step gpu-tests 200 tests.txt build-new/tests/genbench_tests --gtest_filter="${TESTS:-Fa3Fp8Layout.*:Fa3Gpu.*Fp8*:Fa3Gpu.LazyRescale*}"
 grep -E "^\[ +(PASSED|FAILED) |tests ran|Failure" "$OUT/tests.txt" | head -12
+if [ -n "${MEMCHECK:-}" ]; then
+  step memcheck 120 memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 build-new/tests/genbench_tests --gtest_filter="$MEMCHECK"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.txt" | head -4
+fi
 
 # Kernel durations: fp8 d=128 non-causal at 4K and 16K, the third timed launch of each kernel.
 for sq in 4096 16384; do

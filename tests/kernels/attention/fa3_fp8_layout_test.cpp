@@ -155,9 +155,9 @@ TEST(Fa3Fp8Validation, OutputIsBf16AndDescaleIsAPowerOfTwo) {
   EXPECT_EQ(attention::input_descale(DType::bf16), 1.0f);
 }
 
-attention::HostAttentionData fp8_data(bool causal, std::int64_t sq, std::int64_t sk) {
+attention::HostAttentionData fp8_data(bool causal, std::int64_t sq, std::int64_t sk, float scale = 0.088f) {
   attention::HostAttentionData d;
-  d.shape = AttentionShape{1, 2, 1, sq, sk, 128, causal, DType::fp8_e4m3, 0.088f, false, false};
+  d.shape = AttentionShape{1, 2, 1, sq, sk, 128, causal, DType::fp8_e4m3, scale, false, false};
   d.len_q = {sq};
   d.len_k = {sk};
   d.start_q = {0};
@@ -216,6 +216,68 @@ TEST(Fa3Fp8Validation, PermutedKeysOrWrongScaleFail) {
   for (float& x : e.o) x = round_to(DType::bf16, x * 1.5f);
   const Validation v2 = attention::validate_attention(e, 3);
   EXPECT_FALSE(v2.ok) << v2.detail;
+}
+
+// The weight-error term of the fp8 bound (independent relative errors of the softmax weights):
+// a few percent of the bound at the default scale, where many keys share the weight; most of it
+// at softmax scale 1, where a few keys dominate each row. At scale 1, outputs with each row's
+// dominant weight 1.5x too large (a block rescaled by a wrong factor) must still fail, as must
+// permuted keys. (1.125x gave O errors of 0.13 against the bound of 0.18: about what the
+// kernel's rounding of P does there.)
+double weight_term_of(const Validation& v) {
+  const auto at = v.detail.find("weight-error term ");
+  EXPECT_NE(at, std::string::npos) << v.detail;
+  return at == std::string::npos ? -1.0 : std::stod(v.detail.substr(at + 18));
+}
+
+TEST(Fa3Fp8Validation, WeightErrorTermGrowsWithPeakedRowsOnly) {
+  const auto flat = fp8_data(false, 40, 512);
+  const Validation vf = attention::validate_attention(flat, 3);
+  EXPECT_TRUE(vf.ok) << vf.detail;
+  EXPECT_GT(weight_term_of(vf), 0.0);
+  EXPECT_LT(weight_term_of(vf), 0.1 * vf.tolerance) << vf.detail;
+
+  const auto peaked = fp8_data(false, 40, 512, 1.0f);
+  const Validation vp = attention::validate_attention(peaked, 3);
+  EXPECT_TRUE(vp.ok) << vp.detail;
+  EXPECT_GT(weight_term_of(vp), 0.25 * vp.tolerance) << vp.detail;
+
+  // Scale 1: outputs with the largest weight of every row taken 1.5x.
+  auto off = peaked;
+  auto permuted = peaked;
+  for (std::int64_t j = 0; j < 512; j += 2)
+    for (std::int64_t x = 0; x < 128; ++x)
+      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)], permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
+  for (std::int64_t h = 0; h < 2; ++h)
+    for (std::int64_t i = 0; i < 40; ++i) {
+      const float* q = peaked.q.data() + (i * 2 + h) * 128;
+      std::int64_t top = 0;
+      double best = -1e30;
+      for (std::int64_t j = 0; j < 512; ++j) {
+        double dot = 0;
+        for (std::int64_t x = 0; x < 128; ++x) dot += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
+        if (dot > best) best = dot, top = j;
+      }
+      // O of the row with key `top` weighted 1.5x: o' = (o + 0.5 p_top v_top) / (1 + 0.5 p_top).
+      double mx = best, sum = 0;
+      for (std::int64_t j = 0; j < 512; ++j) {
+        double dot = 0;
+        for (std::int64_t x = 0; x < 128; ++x) dot += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
+        sum += std::exp(dot - mx);
+      }
+      const double pt = 1.0 / sum;
+      float* o = off.o.data() + (i * 2 + h) * 128;
+      for (std::int64_t x = 0; x < 128; ++x)
+        o[x] = round_to(DType::bf16, static_cast<float>((o[x] + 0.5 * pt * peaked.v[static_cast<std::size_t>(top * 128 + x)]) /
+                                                        (1.0 + 0.5 * pt)));
+      attention::low_precision_row(permuted, 0, h, i, permuted.o.data() + (i * 2 + h) * 128,
+                                   permuted.lse.data() + permuted.lse_index(0, h, i));
+    }
+  const Validation vo = attention::validate_attention(off, 3);
+  EXPECT_FALSE(vo.ok) << vo.detail;
+  permuted.v = peaked.v;  // outputs of swapped keys, checked against the true V
+  const Validation vs = attention::validate_attention(permuted, 3);
+  EXPECT_FALSE(vs.ok) << vs.detail;
 }
 
 }  // namespace
