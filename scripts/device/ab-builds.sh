@@ -5,6 +5,7 @@
 # one line per point: variant, point, TFLOP/s.
 # Usage: ROUNDS=2 scripts/device/ab-builds.sh "base ovl" CONFIG...
 set -uo pipefail
+. "$(dirname "$0")/common.sh"
 cd "$(dirname "$0")/../.."
 vars=$1; shift
 jobs=$(( $(nproc) / ($(echo $vars | wc -w) + 1) ))
@@ -14,13 +15,5 @@ build() {  # name srcdir
   echo "build $1 rc=$? at ${SECONDS}s"; grep -E " error" "/tmp/build-$1.txt" | head -3
 }
 build new . & for v in $vars; do build "$v" ".var/$v" & done; wait
-for r in $(seq "${ROUNDS:-2}"); do
-  for cfg in "$@"; do
-    for v in new $vars; do
-      timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
-      sed -n '/^Summary/,$p' /tmp/ab.txt | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
-        awk -v v="$v" -v r="$r" '{ printf "r%s %-5s", r, v; for (i = 1; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
-    done
-  done
-done
+ab_rounds "$vars" "$@"
 echo "end ${SECONDS}s"

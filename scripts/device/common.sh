@@ -26,3 +26,16 @@ step() {
   timeout "$limit" "$@" >"$OUT/$log" 2>&1
   echo "   rc=$?"
 }
+
+ab_rounds() {
+  local vars=$1 r cfg v; shift
+  for r in $(seq "${ROUNDS:-2}"); do
+    for cfg in "$@"; do
+      for v in new $vars; do
+        timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
+        sed -n '/^Summary/,$p' /tmp/ab.txt | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
+          awk -v v="$v" -v r="$r" '{ printf "r%s %-5s", r, v; for (i = 1; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
+      done
+    done
+  done
+}

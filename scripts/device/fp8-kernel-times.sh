@@ -56,14 +56,5 @@ YAML
   done
 done
 
-ROUNDS=${ROUNDS:-2}
-for r in $(seq "$ROUNDS"); do
-  for cfg in "${cfgs[@]}"; do
-    for v in new $vars; do
-      timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
-      sed -n '/^Summary/,$p' /tmp/ab.txt | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
-        awk -v v="$v" -v r="$r" '{ printf "r%s %-5s", r, v; for (i = 1; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
-    done
-  done
-done
+ab_rounds "$vars" "${cfgs[@]}"
 echo "== done at $(( $(date +%s) - t0 ))s"
