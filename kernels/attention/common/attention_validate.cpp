@@ -242,7 +242,8 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
           const double mag = score_magnitude(d, b, h, i);
           score_mag = std::max(score_mag, mag);
           if (fp8) {
-            weight_term = std::max(weight_term, 4.0 * std::ldexp(mag, -13) * weight_error_spread(d, b, h, i, ref.data()));
+            const double spread = weight_error_spread(d, b, h, i, ref.data());
+            weight_term = std::max(weight_term, 4.0 * std::ldexp(mag, -13) * spread);
           }
         }
         const float* o = d.o.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * D;

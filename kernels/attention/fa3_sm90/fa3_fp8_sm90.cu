@@ -90,7 +90,8 @@ __global__ void __launch_bounds__(128) transpose_v_kernel(const std::uint8_t* __
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     const std::uint32_t x0 = w[2 * q], x1 = w[2 * q + 1], x2 = w[2 * q + 8], x3 = w[2 * q + 9];
-    const std::uint32_t lo01 = __byte_perm(x0, x1, 0x5140), hi01 = __byte_perm(x0, x1, 0x7362);  // bytes 0,1 / 2,3 interleaved
+    // lo01: bytes 0 and 1 of x0 and x1 interleaved, hi01: bytes 2 and 3; lo23, hi23 likewise.
+    const std::uint32_t lo01 = __byte_perm(x0, x1, 0x5140), hi01 = __byte_perm(x0, x1, 0x7362);
     const std::uint32_t lo23 = __byte_perm(x2, x3, 0x5140), hi23 = __byte_perm(x2, x3, 0x7362);
     out[0][q] = __byte_perm(lo01, lo23, 0x5410);
     out[1][q] = __byte_perm(lo01, lo23, 0x7632);
@@ -100,7 +101,8 @@ __global__ void __launch_bounds__(128) transpose_v_kernel(const std::uint8_t* __
   std::uint8_t* dst = vt + (static_cast<std::int64_t>(bh) * d + d0) * sk_pad + k0;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    *reinterpret_cast<uint4*>(dst + i * static_cast<std::int64_t>(sk_pad)) = make_uint4(out[i][0], out[i][1], out[i][2], out[i][3]);
+    *reinterpret_cast<uint4*>(dst + i * static_cast<std::int64_t>(sk_pad)) =
+        make_uint4(out[i][0], out[i][1], out[i][2], out[i][3]);
 }
 
 // e4m3 elements: k32 wgmma steps; V as V^T [D][BN] in chunks of vt_chunk(BN) keys (K-major);

@@ -1,11 +1,14 @@
-// Host-side pieces of the fa3 fp8 path: the V^T key permutation against the wgmma register
-// layouts (written out here from the PTX ISA independently of the kernel), the e4m3 rounding
-// the validation uses against CUDA's own conversion, and the fp8 validation model.
+// Pieces of the fa3 fp8 path: the V^T key permutation against the wgmma register layouts
+// (written out here from the PTX ISA independently of the kernel), the V^T pre-pass on the
+// device byte for byte (skipped without a Hopper GPU), the e4m3 rounding the validation uses
+// against CUDA's own conversion, and the fp8 validation model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "kernels/attention/common/attention_validate.h"
 #include "ops/dtype.h"
@@ -16,7 +19,6 @@
 
 #include <cstdint>
 #include <random>
-#include <vector>
 
 #include "backend/cuda/check.h"
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
@@ -179,6 +181,19 @@ attention::HostAttentionData fp8_data(bool causal, std::int64_t sq, std::int64_t
   return d;
 }
 
+// Replaces d's outputs (40 rows, 2 heads, 512 keys, as fp8_data makes them) by the model's
+// outputs computed from V with keys swapped in pairs (what a wrong V^T permutation would do);
+// V itself stays true.
+void with_pairwise_swapped_keys(attention::HostAttentionData& d) {
+  auto permuted = d;
+  for (std::int64_t j = 0; j < 512; j += 2)
+    for (std::int64_t x = 0; x < 128; ++x)
+      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)], permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
+  for (std::int64_t h = 0; h < 2; ++h)
+    for (std::int64_t i = 0; i < 40; ++i)
+      attention::low_precision_row(permuted, 0, h, i, d.o.data() + (i * 2 + h) * 128, d.lse.data() + d.lse_index(0, h, i));
+}
+
 TEST(Fa3Fp8Validation, ModelOutputIsBf16AndPasses) {
   for (bool causal : {false, true}) {
     const auto d = fp8_data(causal, 70, 300);
@@ -201,14 +216,7 @@ TEST(Fa3Fp8Validation, OneKeyGivesVRoundedToBf16) {
 // output 1.5x too large must fail the fp8 bound.
 TEST(Fa3Fp8Validation, PermutedKeysOrWrongScaleFail) {
   auto d = fp8_data(false, 40, 512);
-  auto permuted = d;
-  for (std::int64_t j = 0; j < 512; j += 2)
-    for (std::int64_t x = 0; x < 128; ++x)
-      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)], permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
-  // Outputs computed from swapped V, checked against the true V.
-  for (std::int64_t h = 0; h < 2; ++h)
-    for (std::int64_t i = 0; i < 40; ++i)
-      attention::low_precision_row(permuted, 0, h, i, d.o.data() + (i * 2 + h) * 128, d.lse.data() + d.lse_index(0, h, i));
+  with_pairwise_swapped_keys(d);
   const Validation v1 = attention::validate_attention(d, 3);
   EXPECT_FALSE(v1.ok) << v1.detail;
 
@@ -242,40 +250,29 @@ TEST(Fa3Fp8Validation, WeightErrorTermGrowsWithPeakedRowsOnly) {
   EXPECT_TRUE(vp.ok) << vp.detail;
   EXPECT_GT(weight_term_of(vp), 0.25 * vp.tolerance) << vp.detail;
 
-  // Scale 1: outputs with the largest weight of every row taken 1.5x.
+  // Scale 1: outputs with the largest weight of every row taken 1.5x, o' = (o + 0.5 p v) / (1 + 0.5 p)
+  // with p and v the dominant key's weight and value.
   auto off = peaked;
-  auto permuted = peaked;
-  for (std::int64_t j = 0; j < 512; j += 2)
-    for (std::int64_t x = 0; x < 128; ++x)
-      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)], permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
   for (std::int64_t h = 0; h < 2; ++h)
     for (std::int64_t i = 0; i < 40; ++i) {
       const float* q = peaked.q.data() + (i * 2 + h) * 128;
-      std::int64_t top = 0;
-      double best = -1e30;
-      for (std::int64_t j = 0; j < 512; ++j) {
-        double dot = 0;
-        for (std::int64_t x = 0; x < 128; ++x) dot += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
-        if (dot > best) best = dot, top = j;
-      }
-      // O of the row with key `top` weighted 1.5x: o' = (o + 0.5 p_top v_top) / (1 + 0.5 p_top).
-      double mx = best, sum = 0;
-      for (std::int64_t j = 0; j < 512; ++j) {
-        double dot = 0;
-        for (std::int64_t x = 0; x < 128; ++x) dot += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
-        sum += std::exp(dot - mx);
-      }
-      const double pt = 1.0 / sum;
+      std::vector<double> dot(512, 0.0);
+      for (std::int64_t j = 0; j < 512; ++j)
+        for (std::int64_t x = 0; x < 128; ++x)
+          dot[static_cast<std::size_t>(j)] += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
+      const auto top = std::max_element(dot.begin(), dot.end()) - dot.begin();
+      double sum = 0;
+      for (double x : dot) sum += std::exp(x - dot[static_cast<std::size_t>(top)]);
+      const double p = 1.0 / sum;
+      const float* v = peaked.v.data() + top * 128;
       float* o = off.o.data() + (i * 2 + h) * 128;
       for (std::int64_t x = 0; x < 128; ++x)
-        o[x] = round_to(DType::bf16, static_cast<float>((o[x] + 0.5 * pt * peaked.v[static_cast<std::size_t>(top * 128 + x)]) /
-                                                        (1.0 + 0.5 * pt)));
-      attention::low_precision_row(permuted, 0, h, i, permuted.o.data() + (i * 2 + h) * 128,
-                                   permuted.lse.data() + permuted.lse_index(0, h, i));
+        o[x] = round_to(DType::bf16, static_cast<float>((o[x] + 0.5 * p * v[x]) / (1.0 + 0.5 * p)));
     }
   const Validation vo = attention::validate_attention(off, 3);
   EXPECT_FALSE(vo.ok) << vo.detail;
-  permuted.v = peaked.v;  // outputs of swapped keys, checked against the true V
+  auto permuted = peaked;
+  with_pairwise_swapped_keys(permuted);
   const Validation vs = attention::validate_attention(permuted, 3);
   EXPECT_FALSE(vs.ok) << vs.detail;
 }
