@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call for the standing of every fa3 target: build (genbench and the tests), the
+# attention GPU tests, configs/fa3.yaml (fa3 beside our cudnn, 16-bit) and configs/fa3-fp8.yaml
+# through genbench, then torch SDPA (flash and cuDNN backends) on the same shapes
+# (scripts/peers/fa3_torch_sdpa.py). Every step has a limit inside DEVICE_BUDGET_S (default 420 s);
+# printed last: one line per genbench point (benchmark, point, implementation, TFLOP/s) and the
+# torch table. Logs and both result files go to $OUT (default results/device-fa3-side-by-side).
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-420}
+device_init results/device-fa3-side-by-side
+OUT=$(cd "$OUT" && pwd)
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
+step build 150 build.txt bash -c "cmake -S . -B '$B' -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGENBENCH_CUDA_ARCHITECTURES=90a && cmake --build '$B' -j \$(nproc) --target genbench genbench_tests"
+step tests 100 tests.txt "$B/tests/genbench_tests" --gtest_filter="${TESTS:-Fa3Gpu.*:Fa3Fp8*:AttentionGpu.*}"
+grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/tests.txt" | head -8
+points() {  # the summary's rows: benchmark, point, implementation, TFLOP/s
+  sed -n '/^Summary/,$p' "$1" | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
+    awk '{ printf "%s", $1; for (i = 2; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal|fa3|cudnn)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
+}
+step fa3 150 fa3.txt "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3.h5" --force
+step fp8 100 fp8.txt "$B/bin/genbench" run configs/fa3-fp8.yaml -o "$OUT/fa3-fp8.h5" --force
+step torch 150 torch.txt bash -c "cd scripts/peers && python3 fa3_torch_sdpa.py"
+points "$OUT/fa3.txt"; points "$OUT/fp8.txt"; cat "$OUT/torch.txt"
+echo "== done at $(( $(date +%s) - t0 ))s"
