@@ -9,6 +9,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/convert.h"
 #include "backend/cuda/graph.h"
+#include "core/error.h"
 #include "core/strings.h"
 
 namespace genbench {
@@ -39,10 +40,12 @@ const std::int32_t kAlphaI = 1, kBetaI = 0;
 
 std::size_t lt_workspace_bytes() {
   std::size_t mb = 32;
-  if (const char* e = std::getenv("GENBENCH_CUBLASLT_WORKSPACE_MB")) {
-    char* end = nullptr;
-    const long v = std::strtol(e, &end, 10);
-    if (end != e && v >= 0 && v <= 4096) mb = static_cast<std::size_t>(v);
+  if (const char* e = std::getenv("GENBENCH_CUBLASLT_WORKSPACE_MB"); e && *e) {
+    double v = 0;
+    if (!parse_number(e, v) || !(v >= 0) || v > 4096 || v != std::floor(v))
+      throw UsageError(std::string("GENBENCH_CUBLASLT_WORKSPACE_MB='") + e +
+                       "' is not a whole number of MiB from 0 to 4096 (unset: 32)");
+    mb = static_cast<std::size_t>(v);
   }
   return mb << 20;
 }

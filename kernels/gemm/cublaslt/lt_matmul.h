@@ -17,7 +17,8 @@
 
 namespace genbench {
 
-// GENBENCH_CUBLASLT_WORKSPACE_MB (default 32 MiB), in bytes.
+// GENBENCH_CUBLASLT_WORKSPACE_MB (default 32 MiB), in bytes; throws UsageError when the variable
+// is set to anything but a whole number from 0 to 4096.
 std::size_t lt_workspace_bytes();
 // One handle per process (host state only), created on first use.
 cublasLtHandle_t lt_handle();

@@ -11,9 +11,44 @@
 #include "ops/implementation.h"
 #include "support/points.h"
 #include "support/test_env.h"
+#ifdef GENBENCH_HAVE_CUDA
+#include <cstdlib>
+
+#include "core/error.h"
+#include "kernels/gemm/cublaslt/lt_matmul.h"
+#endif
 
 namespace genbench {
 namespace {
+
+#ifdef GENBENCH_HAVE_CUDA
+// The workspace setting (host only, no GPU needed): unset or empty gives 32 MiB, a whole number
+// of MiB from 0 to 4096 is taken, anything else is refused with the variable's name.
+TEST(CublasLtWorkspace, SettingIsAWholeNumberOfMiBOrAnError) {
+  const char* name = "GENBENCH_CUBLASLT_WORKSPACE_MB";
+  const char* saved = std::getenv(name);
+  const std::string keep = saved ? saved : "";
+  unsetenv(name);
+  EXPECT_EQ(lt_workspace_bytes(), std::size_t{32} << 20);
+  setenv(name, "", 1);
+  EXPECT_EQ(lt_workspace_bytes(), std::size_t{32} << 20);
+  for (const auto& [text, mb] : {std::pair<const char*, std::size_t>{"0", 0}, {"64", 64}, {"4096", 4096}}) {
+    setenv(name, text, 1);
+    EXPECT_EQ(lt_workspace_bytes(), mb << 20) << text;
+  }
+  for (const char* bad : {"lots", "64MB", "-1", "4097", "1.5", "nan", "inf"}) {
+    setenv(name, bad, 1);
+    try {
+      lt_workspace_bytes();
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+  if (saved) setenv(name, keep.c_str(), 1);
+  else unsetenv(name);
+}
+#endif
 
 struct G {
   std::int64_t m, n, k, batch;
