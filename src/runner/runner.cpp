@@ -378,9 +378,18 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       } else if (!impl) {
         sev = kSevUnsupported;
         reason = "'" + p.impl + "' has no " + backend_name + " implementation";
-      } else if (const std::string why2 = impl->can_implement(p, ctx); !why2.empty()) {
-        sev = kSevUnsupported;
-        reason = why2;
+      } else {
+        // An implementation that throws while deciding (a bad setting it reads, a library
+        // error) fails this point with the reason; the run goes on.
+        try {
+          if (std::string why2 = impl->can_implement(p, ctx); !why2.empty()) {
+            sev = kSevUnsupported;
+            reason = std::move(why2);
+          }
+        } catch (const std::exception& e) {
+          sev = kSevFailed;
+          reason = std::string("can_implement: ") + e.what();
+        }
       }
       std::tie(sev, reason) = agree(comm, sev, reason);
       if (sev == kSevUnsupported && b.uses_auto && impl) {

@@ -5,11 +5,17 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 
 #include "config/config.h"
 #include "io/result_file.h"
+#include "ops/gemm.h"
+#include "ops/implementation.h"
 #include "runner/runner.h"
 #include "support/test_env.h"
 
@@ -117,6 +123,83 @@ TEST(Runner, HostPipelineEveryOpEveryRank) {
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
   if (comm.is_root()) {
     EXPECT_EQ(rows(path, "coll"), 28);
+  }
+}
+
+// An implementation whose can_implement() throws (here: as lt_workspace_bytes() does for a bad
+// GENBENCH_CUBLASLT_WORKSPACE_MB) fails its points with the reason, on every rank alike; the
+// other points run and the file is complete; the exit code says points failed.
+class ThrowingGemm : public Implementation {
+ public:
+  std::string name() const override { return "test_throws"; }
+  const Op& op() const override { return gemm_op(); }
+  BackendKind backend() const override { return BackendKind::host; }
+  std::string description() const override { return "test: can_implement throws"; }
+  std::string can_implement(const Point&, const Context&) const override {
+    throw UsageError("TEST_SETTING='x' is not a number");
+  }
+  std::unique_ptr<Case> prepare(const Point&, Context&) const override { return nullptr; }
+};
+
+TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
+  static const bool added = [] {
+    Registry::instance().add(std::make_unique<ThrowingGemm>());
+    return true;
+  }();
+  ASSERT_TRUE(added);
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/throws.h5";
+  const Config cfg = parse_config(R"(benchmarks:
+  - name: gemm
+    op: gemm
+    implementations: [reference, test_throws]
+    axes: {m: 17, n: 9, k: 33, dtype: fp32}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
+)", "throws.yaml");
+  RunOptions opts;
+  opts.output = path;
+  opts.backend = "host";
+  opts.quiet = true;
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitFailedPoints);
+  if (comm.is_root()) {
+    EXPECT_EQ(check_result_file(path), "");
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/benchmarks/gemm/points", H5P_DEFAULT);
+    // impl, status and reason as the file stores them (fixed-length strings), in one read.
+    hid_t ft = H5Dget_type(d);
+    const char* names[3] = {"impl", "status", "reason"};
+    hid_t types[3];
+    std::size_t offs[3], size = 0;
+    for (int c = 0; c < 3; ++c) {
+      const int mi = H5Tget_member_index(ft, names[c]);
+      ASSERT_GE(mi, 0) << names[c];
+      types[c] = H5Tget_member_type(ft, static_cast<unsigned>(mi));
+      offs[c] = size;
+      size += H5Tget_size(types[c]);
+    }
+    hid_t mt = H5Tcreate(H5T_COMPOUND, size);
+    for (int c = 0; c < 3; ++c) H5Tinsert(mt, names[c], offs[c], types[c]);
+    std::vector<char> buf(2 * size);
+    ASSERT_GE(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), 0);
+    auto field = [&](int row, int c) {
+      const char* at = buf.data() + row * size + offs[c];
+      return std::string(at, strnlen(at, H5Tget_size(types[c])));
+    };
+    for (int i = 0; i < 2; ++i) {
+      const std::string impl = field(i, 0), status = field(i, 1), reason = field(i, 2);
+      if (impl == "reference") {
+        EXPECT_EQ(status, "ok") << reason;
+      } else {
+        EXPECT_EQ(impl, "test_throws");
+        EXPECT_EQ(status, "failed");
+        EXPECT_NE(reason.find("TEST_SETTING='x' is not a number"), std::string::npos) << reason;
+      }
+    }
+    H5Tclose(mt);
+    for (hid_t t : types) H5Tclose(t);
+    H5Tclose(ft);
+    H5Dclose(d);
+    H5Fclose(f);
   }
 }
 
