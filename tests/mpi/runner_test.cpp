@@ -62,14 +62,20 @@ std::int64_t rows(const std::string& path, const std::string& bench) {
   return static_cast<std::int64_t>(n);
 }
 
-TEST(Runner, HostPipelineEveryOpEveryRank) {
-  const Comm& comm = test::comm();
-  const std::string path = shared_dir() + "/run.h5";
-  const Config cfg = parse_config(kConfig, "runner.yaml");
+// Options of a quiet host-backend run into `path`.
+RunOptions host_run(const std::string& path) {
   RunOptions opts;
   opts.output = path;
   opts.backend = "host";
   opts.quiet = true;
+  return opts;
+}
+
+TEST(Runner, HostPipelineEveryOpEveryRank) {
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/run.h5";
+  const Config cfg = parse_config(kConfig, "runner.yaml");
+  RunOptions opts = host_run(path);
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
   if (comm.is_root()) {
     EXPECT_EQ(check_result_file(path), "");
@@ -156,10 +162,7 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
     axes: {m: 17, n: 9, k: 33, dtype: fp32}
     timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
 )", "throws.yaml");
-  RunOptions opts;
-  opts.output = path;
-  opts.backend = "host";
-  opts.quiet = true;
+  RunOptions opts = host_run(path);
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitFailedPoints);
   if (comm.is_root()) {
     EXPECT_EQ(check_result_file(path), "");
@@ -207,10 +210,7 @@ TEST(Runner, InterruptedRunIsValidAndResumable) {
   const Comm& comm = test::comm();
   const std::string dir = shared_dir();
   const Config cfg = parse_config(kConfig, "runner.yaml");
-  RunOptions opts;
-  opts.output = dir + "/partial.h5";
-  opts.backend = "host";
-  opts.quiet = true;
+  RunOptions opts = host_run(dir + "/partial.h5");
   // A stop request (as SIGINT/SIGTERM/SIGUSR1 would make) ends the run at a point boundary.
   install_stop_handlers();
   std::raise(SIGUSR1);
@@ -231,10 +231,7 @@ TEST(Runner, InterruptedRunIsValidAndResumable) {
 TEST(Runner, ResumeRefusesAnotherConfig) {
   const Comm& comm = test::comm();
   const std::string dir = shared_dir();
-  RunOptions opts;
-  opts.output = dir + "/a.h5";
-  opts.backend = "host";
-  opts.quiet = true;
+  RunOptions opts = host_run(dir + "/a.h5");
   const Config small = parse_config(
       "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {m: 8, n: 8, k: 8},"
       " timing: {warmup: 0, min_iterations: 1, max_iterations: 2, min_time: 0}}\n",
@@ -264,10 +261,7 @@ TEST(Runner, AutoLeavesOutWhatTheDeviceCannotRun) {
       "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {m: 8, n: 8, k: 8, dtype: auto,"
       " mode: [eager, graph]}, timing: {warmup: 0, min_iterations: 1, max_iterations: 2, min_time: 0}}\n",
       "auto.yaml");
-  RunOptions opts;
-  opts.output = dir + "/auto.h5";
-  opts.backend = "host";
-  opts.quiet = true;
+  RunOptions opts = host_run(dir + "/auto.h5");
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
   if (comm.is_root()) {
     EXPECT_EQ(rows(opts.output, "g"), 7);  // the seven precisions, eager only
