@@ -9,11 +9,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 vars=$1; shift
 jobs=$(( $(nproc) / ($(echo $vars | wc -w) + 1) ))
-build() {  # name srcdir
-  cmake -S "$2" -B "build-$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a \
-    -DGENBENCH_BUILD_TESTS=OFF > "/tmp/build-$1.txt" 2>&1 && cmake --build "build-$1" -j "$jobs" --target genbench >> "/tmp/build-$1.txt" 2>&1
-  echo "build $1 rc=$? at ${SECONDS}s"; grep -E " error" "/tmp/build-$1.txt" | head -3
-}
-build new . & for v in $vars; do build "$v" ".var/$v" & done; wait
+build_tree new . "$jobs" genbench & for v in $vars; do build_tree "$v" ".var/$v" "$jobs" genbench & done; wait
 ab_rounds "$vars" "$@"
 echo "end ${SECONDS}s"

@@ -39,3 +39,14 @@ ab_rounds() {
     done
   done
 }
+
+build_tree() {
+  local name=$1 src=$2 jobs=$3; shift 3
+  local tests=OFF log="${OUT:-/tmp}/build-$name.txt" rc
+  [[ " $* " == *" genbench_tests "* ]] && tests=ON
+  { cmake -S "$src" -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a \
+      -DGENBENCH_BUILD_TESTS=$tests && cmake --build "build-$name" -j "$jobs" --target "$@"; } > "$log" 2>&1
+  rc=$?
+  echo "build $name rc=$rc at ${SECONDS}s"; grep -E " error|warning" "$log" | head -3
+  return $rc
+}

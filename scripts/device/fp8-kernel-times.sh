@@ -14,14 +14,8 @@ vars=$1; shift
 cfgs=("$@"); [ ${#cfgs[@]} -eq 0 ] && cfgs=(configs/fa3-fp8-d128.yaml)
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 jobs=$(( $(nproc) / ($(echo $vars | wc -w) + 1) ))
-build() {  # name srcdir targets...
-  local name=$1 src=$2; shift 2
-  { cmake -S "$src" -B "build-$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a -DGENBENCH_BUILD_TESTS=$([ "$src" = . ] && echo ON || echo OFF) &&
-    cmake --build "build-$name" -j "$jobs" --target "$@"; } > "$OUT/build-$name.txt" 2>&1
-  echo "build $name rc=$? at $(( $(date +%s) - t0 ))s"; grep -E " error|warning" "$OUT/build-$name.txt" | head -3
-}
-build new . genbench genbench_tests &
-for v in $vars; do build "$v" ".var/$v" genbench & done
+build_tree new . "$jobs" genbench genbench_tests &
+for v in $vars; do build_tree "$v" ".var/$v" "$jobs" genbench & done
 wait
 
 step gpu-tests 200 tests.txt build-new/tests/genbench_tests --gtest_filter="${TESTS:-Fa3Fp8Layout.*:Fa3Gpu.*Fp8*:Fa3Gpu.LazyRescale*}"
