@@ -72,19 +72,4 @@ if(GENBENCH_WITH_CUDA)
   endif()
 endif()
 
-find_package(Git QUIET)
-# A copy of the tree without .git (e.g. shipped to a GPU node) can name its revision through
-# the GENBENCH_GIT_REVISION environment variable.
-if(DEFINED ENV{GENBENCH_GIT_REVISION})
-  set(GENBENCH_GIT_REVISION "$ENV{GENBENCH_GIT_REVISION}")
-else()
-  set(GENBENCH_GIT_REVISION "unknown")
-endif()
-if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} describe --always --dirty --abbrev=12
-    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR} OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE
-    RESULT_VARIABLE _rc ERROR_QUIET)
-  if(_rc EQUAL 0 AND NOT DEFINED ENV{GENBENCH_GIT_REVISION})
-    set(GENBENCH_GIT_REVISION ${_rev})
-  endif()
-endif()
+find_package(Git QUIET)  # for the build's revision (cmake/GenbenchRevision.cmake, src/CMakeLists.txt)

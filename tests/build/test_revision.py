@@ -1,0 +1,88 @@
+"""cmake/GenbenchRevision.cmake: the header that names a build's revision.
+
+The build runs the script on every build, so these tests run it the same way (script mode)
+on a scratch git repository: it must follow commits and edits made after configuring, leave
+the header untouched when nothing changed (no needless recompiles), honour the
+GENBENCH_GIT_REVISION override, and fall back to "unknown" outside a git tree.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "cmake", "GenbenchRevision.cmake")
+CMAKE = os.environ.get("GENBENCH_CMAKE", "cmake")
+GIT = shutil.which("git")
+
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
+
+
+def run_script(src, out, env_rev=None, revision=None):
+    env = {k: v for k, v in os.environ.items() if k != "GENBENCH_GIT_REVISION"}
+    if env_rev is not None:
+        env["GENBENCH_GIT_REVISION"] = env_rev
+    cmd = [CMAKE, f"-DSOURCE_DIR={src}", f"-DOUTPUT={out}", "-DVERSION=1.2.3", f"-DGIT={GIT}"]
+    if revision is not None:
+        cmd.append(f"-DREVISION={revision}")
+    subprocess.run(cmd + ["-P", SCRIPT], check=True, env=env, capture_output=True, text=True)
+    text = open(out).read()
+    assert '#define GENBENCH_VERSION "1.2.3"' in text
+    return re.search(r'#define GENBENCH_GIT_REVISION "([^"]*)"', text).group(1)
+
+
+def git(repo, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    return subprocess.run([GIT, "-C", str(repo), *args], check=True, env=env, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = tmp_path / "tree"
+    r.mkdir()
+    git(r, "init", "-q")
+    (r / "a.txt").write_text("one\n")
+    git(r, "add", "a.txt")
+    git(r, "commit", "-q", "-m", "first")
+    return r
+
+
+def test_follows_commits_and_edits_after_configure(repo, tmp_path):
+    out = tmp_path / "version.h"
+    first = git(repo, "rev-parse", "--short=12", "HEAD")
+    assert run_script(repo, out) == first
+    (repo / "a.txt").write_text("two\n")
+    assert run_script(repo, out) == first + "-dirty"
+    git(repo, "commit", "-q", "-am", "second")
+    second = git(repo, "rev-parse", "--short=12", "HEAD")
+    assert second != first
+    assert run_script(repo, out) == second
+
+
+def test_unchanged_tree_leaves_the_header_alone(repo, tmp_path):
+    out = tmp_path / "version.h"
+    run_script(repo, out)
+    os.utime(out, (1_000_000_000, 1_000_000_000))
+    run_script(repo, out)
+    assert os.stat(out).st_mtime == 1_000_000_000
+    (repo / "a.txt").write_text("edited\n")
+    run_script(repo, out)
+    assert os.stat(out).st_mtime != 1_000_000_000
+
+
+def test_override_from_the_build_environment_then_the_configure_one(repo, tmp_path):
+    out = tmp_path / "version.h"
+    assert run_script(repo, out, revision="from-configure") == "from-configure"
+    assert run_script(repo, out, env_rev="v1.0-node7", revision="from-configure") == "v1.0-node7"
+    # Characters that would break the C string literal are replaced.
+    assert run_script(repo, out, env_rev='a"b\\c d') == "a_b_c_d"
+
+
+def test_outside_a_git_tree_the_revision_is_unknown(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert run_script(plain, tmp_path / "version.h") == "unknown"
