@@ -2,7 +2,7 @@
 # Same-call A/B of source variants: builds the genbench binary of each variant tree (the working
 # tree is "new"; others are copies under .var/NAME with CMakeLists.txt, cmake, src, kernels and
 # .deps) concurrently, then runs each config with every binary in turn, ROUNDS times, printing
-# one line per point: variant, point, TFLOP/s.
+# one line per point: round, variant, benchmark, point, TFLOP/s.
 # Usage: ROUNDS=2 scripts/device/ab-builds.sh "base ovl" CONFIG...
 set -uo pipefail
 . "$(dirname "$0")/common.sh"

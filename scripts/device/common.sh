@@ -27,14 +27,23 @@ step() {
   echo "   rc=$?"
 }
 
+# summary_points LOG PREFIX IMPLS: one line per point of a genbench run's summary table: PREFIX,
+# benchmark, dtype, causal, sq=, d= (and, with IMPLS="fa3|cudnn|...", the implementation), TFLOP/s.
+summary_points() {
+  local log=$1 prefix=$2 impls=${3:-}
+  sed -n '/^Summary/,$p' "$log" | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
+    awk -v pre="$prefix" -v impls="$impls" '{ printf "%s%s", pre, $1; for (i = 2; i <= NF; ++i)
+      if ($i ~ /^(fp8_e4m3|bf16|fp16|causal)$|^(sq|d)=/ || (impls != "" && $i ~ ("^(" impls ")$"))) printf " %s", $i
+      printf " %s\n", $(NF-1) }'
+}
+
 ab_rounds() {
   local vars=$1 r cfg v; shift
   for r in $(seq "${ROUNDS:-2}"); do
     for cfg in "$@"; do
       for v in new $vars; do
         timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
-        sed -n '/^Summary/,$p' /tmp/ab.txt | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
-          awk -v v="$v" -v r="$r" '{ printf "r%s %-5s", r, v; for (i = 1; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
+        summary_points /tmp/ab.txt "$(printf 'r%s %-5s ' "$r" "$v")"
       done
     done
   done

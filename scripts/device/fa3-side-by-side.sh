@@ -15,12 +15,8 @@ step build 150 build.txt bash -c "cmake -S . -B '$B' -G Ninja -DCMAKE_BUILD_TYPE
   -DGENBENCH_CUDA_ARCHITECTURES=90a && cmake --build '$B' -j \$(nproc) --target genbench genbench_tests"
 step tests 100 tests.txt "$B/tests/genbench_tests" --gtest_filter="${TESTS:-Fa3Gpu.*:Fa3Fp8*:AttentionGpu.*}"
 grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/tests.txt" | head -8
-points() {  # the summary's rows: benchmark, point, implementation, TFLOP/s
-  sed -n '/^Summary/,$p' "$1" | grep TFLOP | sed -E 's/ +/ /g; s/eager ok //' |
-    awk '{ printf "%s", $1; for (i = 2; i <= NF; ++i) if ($i ~ /^(fp8_e4m3|bf16|fp16|causal|fa3|cudnn)$|^(sq|d)=/) printf " %s", $i; printf " %s\n", $(NF-1) }'
-}
 step fa3 150 fa3.txt "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3.h5" --force
 step fp8 100 fp8.txt "$B/bin/genbench" run configs/fa3-fp8.yaml -o "$OUT/fa3-fp8.h5" --force
 step torch 150 torch.txt bash -c "cd scripts/peers && python3 fa3_torch_sdpa.py"
-points "$OUT/fa3.txt"; points "$OUT/fp8.txt"; cat "$OUT/torch.txt"
+summary_points "$OUT/fa3.txt" "" "fa3|cudnn"; summary_points "$OUT/fp8.txt" "" fa3; cat "$OUT/torch.txt"
 echo "== done at $(( $(date +%s) - t0 ))s"

@@ -52,21 +52,40 @@ double dtype_epsilon(DType t) {
   }
 }
 
+// Row i of head h of sequence b in the host tensors: its shape, its visible keys [0, end), the
+// query row and the sequence's first K and V rows (key j of head hk at (j * heads_kv + hk) * D).
+struct RowInputs {
+  AttentionShape s;
+  std::int64_t D, hk, end;
+  const float *q, *k, *v;
+  const float* k_row(std::int64_t j) const { return k + (j * s.heads_kv + hk) * D; }
+  const float* v_row(std::int64_t j) const { return v + (j * s.heads_kv + hk) * D; }
+};
+
+RowInputs row_inputs(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i) {
+  RowInputs r;
+  r.s = sequence_shape(d, b);
+  r.D = r.s.head_dim;
+  r.hk = h / (r.s.heads / r.s.heads_kv);
+  r.end = attention_key_end(r.s, i);
+  r.q = d.q.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * r.s.heads + h) * r.D;
+  r.k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * r.s.heads_kv * r.D;
+  r.v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * r.s.heads_kv * r.D;
+  return r;
+}
+
 // scale x max over the visible keys of sum_x |q_x k_x| for one row: the size of the terms a
 // score is summed from.
 double score_magnitude(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i) {
-  const AttentionShape s = sequence_shape(d, b);
-  const std::int64_t D = s.head_dim, hk = h / (s.heads / s.heads_kv);
-  const float* qi = d.q.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * D;
-  const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+  const RowInputs r = row_inputs(d, b, h, i);
   double mag = 0;
-  for (std::int64_t j = 0; j < attention_key_end(s, i); ++j) {
-    const float* kj = k + (j * s.heads_kv + hk) * D;
+  for (std::int64_t j = 0; j < r.end; ++j) {
+    const float* kj = r.k_row(j);
     double a = 0;
-    for (std::int64_t x = 0; x < D; ++x) a += std::fabs(static_cast<double>(qi[x]) * kj[x]);
+    for (std::int64_t x = 0; x < r.D; ++x) a += std::fabs(static_cast<double>(r.q[x]) * kj[x]);
     mag = std::max(mag, a);
   }
-  return mag * s.scale;
+  return mag * r.s.scale;
 }
 
 // fp8: how far O moves when every softmax weight of row i takes an independent relative error
@@ -75,19 +94,16 @@ double score_magnitude(const HostAttentionData& d, std::int64_t b, std::int64_t 
 // the weight (the default scale), up to about |v| where a few keys dominate (scale 1 at d = 128).
 double weight_error_spread(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i,
                            const double* ref) {
-  const AttentionShape s = sequence_shape(d, b);
-  const std::int64_t D = s.head_dim, hk = h / (s.heads / s.heads_kv), end = attention_key_end(s, i);
+  const RowInputs r = row_inputs(d, b, h, i);
+  const std::int64_t D = r.D, end = r.end;
   if (end == 0) return 0;
-  const float* qi = d.q.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * D;
-  const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
-  const float* v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
   std::vector<double> p(static_cast<std::size_t>(end));
   double mx = -std::numeric_limits<double>::infinity(), sum = 0;
   for (std::int64_t j = 0; j < end; ++j) {
-    const float* kj = k + (j * s.heads_kv + hk) * D;
+    const float* kj = r.k_row(j);
     double dot = 0;
-    for (std::int64_t x = 0; x < D; ++x) dot += static_cast<double>(qi[x]) * kj[x];
-    p[static_cast<std::size_t>(j)] = dot * s.scale;
+    for (std::int64_t x = 0; x < D; ++x) dot += static_cast<double>(r.q[x]) * kj[x];
+    p[static_cast<std::size_t>(j)] = dot * r.s.scale;
     mx = std::max(mx, p[static_cast<std::size_t>(j)]);
   }
   for (double& x : p) sum += (x = std::exp(x - mx));
@@ -95,7 +111,7 @@ double weight_error_spread(const HostAttentionData& d, std::int64_t b, std::int6
   for (std::int64_t j = 0; j < end; ++j) {
     const double w = p[static_cast<std::size_t>(j)] / sum, w2 = w * w;
     if (w2 < 1e-30) continue;
-    const float* vj = v + (j * s.heads_kv + hk) * D;
+    const float* vj = r.v_row(j);
     for (std::int64_t x = 0; x < D; ++x) {
       const double dv = vj[x] - ref[x];
       acc[static_cast<std::size_t>(x)] += w2 * dv * dv;
