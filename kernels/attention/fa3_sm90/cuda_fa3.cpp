@@ -22,7 +22,9 @@ namespace {
 
 // A/B switches (the variant string records what ran): GENBENCH_FA3_PINGPONG=0 turns the
 // consumer turn-taking off; GENBENCH_FA3_PERSISTENT=1 or 0 forces one CTA per SM or one per
-// tile (unset: the kernel's default for the problem); GENBENCH_FA3_FP8_P_LIMIT=x sets the P at
+// tile (unset: the kernel's default for the problem); GENBENCH_FA3_SPLIT=1 or 0 splits a
+// persistent launch's last round by key range whenever it is partial, or never (unset: where the
+// kernel expects a gain; fa3_split.h); GENBENCH_FA3_FP8_P_LIMIT=x sets the P at
 // which the fp8 kernel's max-free blocks rebase a row (fa3_fp8_sm90.h; 0: max-free blocks off,
 // below 448: more rebases, for tests); with GENBENCH_FA3_FP8_COUNT=1 the fp8
 // kernel counts its max-free blocks and rebases (per warp, over all launches of the case) and
@@ -57,6 +59,7 @@ void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q
   t.scale = s.scale;
   t.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
   t.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
+  t.split_tail = env_tristate("GENBENCH_FA3_SPLIT");
   t.sched = sched.as<int>();
 }
 

@@ -119,6 +119,9 @@ struct E4m3 {
   // them rebased: docs/perf-notes.md, fa3 v8). Lazy rescaling with 4.5 of slack: P <= 2^8.5 =
   // 362, below e4m3's largest finite value, 448.
   static constexpr float kPOffsetLog2 = 4.f;
+  // A tile's fixed cost in key blocks (the split tail's estimate): ~3 at d=128 (~8,000 cycles
+  // against ~2,660 a block: docs/perf-notes.md, fa3 v9).
+  static constexpr float kTileCostBlocks = 3.f;
   template <int D>
   static constexpr float kRescaleSlackLog2 = 4.5f;
   // O by TMA stores except at d=128, whose main loop ptxas schedules 2-3% slower at 8K-16K with
@@ -248,18 +251,26 @@ std::uint32_t p_limit_code(float limit) {
 }
 
 template <int D>
+SplitTail split_for(const Problem& p, int ctas) {
+  const int tiles = kernel_params<64 * kConsumers>(p, nullptr, nullptr, 1.f, 1.f).num_tiles;
+  return make_split_tail<D, block_n_for<D>(), kConsumers>(p, false, tiles, ctas, E4m3::kTileCostBlocks);
+}
+
+template <int D>
 void set_smem_limit_for() {
   set_smem_limit<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>();
 }
 
 template <int D>
 void launch_typed(const Problem& pr, std::uint32_t p_limit_add, const CUtensorMap& tq, const CUtensorMap& tk,
-                  const CUtensorMap& tvt, const CUtensorMap& to, int ctas, cudaStream_t stream) {
+                  const CUtensorMap& tvt, const CUtensorMap& to, int ctas, const SplitTail& split,
+                  cudaStream_t stream) {
   KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
                                                    pr.descale_v);
   kp.p_limit_add = p_limit_add;
   kp.counts = pr.counts;
-  launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, stream);
+  launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, split,
+                                                                          stream);
 }
 
 }  // namespace
@@ -286,6 +297,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
     stages_ = stages_for<256>();
   }
   persistent_ctas_ = persistent_ctas(p);
+  split_ = p.head_dim == 128 ? split_for<128>(p, persistent_ctas_) : split_for<256>(p, persistent_ctas_);
   p_limit_add_ = p.p_limit == 0.f ? 0u : 0x01010101u * (0x80u - p_limit_code(p.p_limit));
   tq_ = make_qk_map(p.q, p.batch, p.seqlen_q, p.heads, p.head_dim, 64 * kConsumers);
   tk_ = make_qk_map(p.k, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, bn_);
@@ -307,16 +319,17 @@ void transpose_v(const void* v, void* vt, int batch, int seqlen_k, int heads_kv,
 
 void Launcher::launch(cudaStream_t stream) const {
   transpose_v(p_.v, p_.vt, p_.batch, p_.seqlen_k, p_.heads_kv, p_.head_dim, stream);
-  if (p_.head_dim == 128) launch_typed<128>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
-  else launch_typed<256>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, stream);
+  if (p_.head_dim == 128) launch_typed<128>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, split_, stream);
+  else launch_typed<256>(p_, p_limit_add_, tq_, tk_, tvt_, to_, persistent_ctas_, split_, stream);
 }
 
 std::string Launcher::variant() const {
-  // "fp8 m128n192d128-ws3-kv3-pp-ps +vt": tile, warpgroups, ring stages, ping-pong, persistent,
-  // V^T pre-pass.
+  // "fp8 m128n192d128-ws3-kv3-pp-ps-st +vt": tile, warpgroups, ring stages, ping-pong,
+  // persistent, split tail, V^T pre-pass.
   // A P limit other than 448 (a test setting; 0: max-free blocks off) shows as "-plimX".
-  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1, stages_,
-                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
+  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1,
+                   stages_, p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
+                   split_.plan.slots > 0 ? "-st" : "",
                    p_.p_limit == 448.f ? "" : strprintf("-plim%g", p_.p_limit).c_str());
 }
 

@@ -59,6 +59,7 @@ class Launcher {
   Problem p_;
   int bn_ = 0, stages_ = 0;
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
+  SplitTail split_;
   std::uint32_t p_limit_add_ = 0;  // KernelParams::p_limit_add for p_.p_limit (0: max-free blocks off)
   CUtensorMap tq_{}, tk_{}, tvt_{}, to_{};
 };

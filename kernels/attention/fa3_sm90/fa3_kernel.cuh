@@ -6,7 +6,8 @@
 // A work tile is 64 C query rows of one (batch, head) against all visible keys (C = 2
 // consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more). A
 // persistent launch has one CTA per SM, claiming tiles from a global counter (one CTA per tile
-// otherwise):
+// otherwise); where its last round would leave SMs idle, the last tiles are cut by key range
+// into pieces spread over all the CTAs, combined by the last piece of each (fa3_split.h):
 //   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of each tile's Q and of
 //     K/V tiles into S-stage rings that run on across tiles, each stage completing on its own
 //     "full" mbarrier and recycled when the consumers arrive on its "empty" mbarrier;
@@ -35,11 +36,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
 #include "kernels/attention/fa3_sm90/fa3_device.cuh"
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
+#include "kernels/attention/fa3_sm90/fa3_split.h"
 #include "kernels/common/fast_math.cuh"
 #include "kernels/common/sm90_ptx.cuh"
 #include "kernels/common/tma_map.h"
@@ -71,6 +74,13 @@ struct KernelParams {
   int num_m_blocks;  // query blocks of the longest sequence
   int num_tiles;     // num_m_blocks x heads x batch
   int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
+  // Split tail (persistent launches, fa3_split.h): claims [0, split.tile0) are whole tiles,
+  // [split.tile0, num_claims) the split slots; without a split num_claims = split.tile0 =
+  // num_tiles.
+  SplitSlots split;
+  int num_claims;
+  float4* split_ws;  // partial results: 2 entries a slot, each C x (D / 8 + 1) x 128 float4
+  int* split_count;  // pieces finished, per split tile and consumer warpgroup; zero between launches
   float scale, scale_log2;  // score of stored values -> true score (x descales for e4m3); x log2(e)
   int causal, pingpong;
   float descale_v;  // E::kDescaleV: true V = stored V x descale_v
@@ -99,9 +109,10 @@ struct Layout {
   static constexpr int kOffK = kQBytes;
   static constexpr int kOffV = kQBytes + S * kKVBytes;
   // Barriers: bar_q, full/empty of K and V (S each), q_empty, tile_full[2], tile_empty[2], then
-  // the two tile slots (ints).
+  // the two tile slots and one split-tail flag per consumer warpgroup (ints).
   static constexpr int kOffSlots = 8 * (1 + 4 * S + 1 + 4);
-  static constexpr int kBarBytes = (kOffSlots + 8 + 127) / 128 * 128;
+  static constexpr int kOffFlags = kOffSlots + 8;
+  static constexpr int kBarBytes = (kOffFlags + 4 * C + 127) / 128 * 128;
   // O is staged for its stores in a buffer of its own when it fits beside Q and the K/V ring,
   // so the next tile's Q can load during the epilogue; else in the Q tile itself (16-bit only:
   // an 8-bit Q tile is half the size of O).
@@ -116,6 +127,11 @@ struct Layout {
   static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
+
+// The split tail (fa3_split.h) at head dims up to 128: at 256, O's 128 registers a thread
+// leave the combine of the pieces no room (ptxas spills), and d=256 is the fastest shape anyway.
+template <int D>
+constexpr bool kSplitTail = D <= 128;
 
 #ifdef GENBENCH_SM90A_ENABLED
 
@@ -142,10 +158,15 @@ __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_bas
   sm90::wgmma_commit();
 }
 
-// One work tile: a block of query rows of one (sequence, head).
+// One work tile: a block of query rows of one (sequence, head), or a piece of one: key blocks
+// [kb_lo, kb_lo + n_blocks) of it (a split tile, fa3_split.h).
 struct Tile {
   bool valid;  // false: past the end of a shorter sequence of a varlen batch
   int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
+  int kb_lo;   // first key block (0 unless a piece)
+  int pieces;  // pieces the tile is split into (1: whole)
+  int entry;   // pieces > 1: this piece's partial-result entry (2 x slot + its piece of the slot)
+  int first_slot, tail;  // pieces > 1: the tile's first slot, its index among the split tiles
 };
 
 // Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
@@ -178,6 +199,29 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   const int diag = ti.seqlen_k - ti.seqlen_q;  // causal: row i sees keys j <= i + diag
   const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
   ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
+  ti.kb_lo = 0;
+  ti.pieces = 1;
+  ti.entry = ti.first_slot = ti.tail = 0;
+  return ti;
+}
+
+// Work item codes handed from the producer to the consumers: whole tile t (t < split.tile0),
+// piece k of split slot s (split.tile0 + 2 s + k), or the end.
+constexpr int kEndCode = 0x7fffffff;
+
+// The work of code c: a whole tile, or a piece of a split tile with its place among the tile's
+// pieces (slots first_slot .. first_slot + pieces - 1, in key order).
+template <int BM, int BN, bool kSplit>
+__device__ __forceinline__ Tile work_of(const KernelParams& p, int c) {
+  if (!kSplit || c < p.split.tile0) return tile_of<BM, BN>(p, c);
+  const Piece pc = piece_of(p.split, (c - p.split.tile0) >> 1, (c - p.split.tile0) & 1);
+  Tile ti = tile_of<BM, BN>(p, p.split.tile0 + pc.tail);
+  ti.kb_lo = pc.kb_lo;
+  ti.n_blocks = pc.n_blocks;
+  ti.first_slot = pc.first_slot;
+  ti.pieces = pc.pieces;
+  ti.entry = pc.entry;
+  ti.tail = pc.tail;
   return ti;
 }
 
@@ -240,27 +284,25 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     // ---------------------------------------------------------------- producer
     sm90::setmaxnreg_dec<L::kProducerRegs>();
     if (threadIdx.x == 0) {
-      auto next_tile = [&](int j) {
-        const int t = j == 0 ? static_cast<int>(blockIdx.x)
-                             : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_tiles);
+      // Work items handed to the consumers (through slot j & 1 for the j-th), in claim order.
+      int j = 0;
+      auto hand = [&](int code) {
         if (dynamic) {
           const int s = j & 1;
           if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
-          atomicExch(tile_slot + s, min(t, p.num_tiles));
+          atomicExch(tile_slot + s, code);
           sm90::mbar_arrive(tile_full + 8 * s);
         }
-        return t;
+        ++j;
       };
       sm90::prefetch_tensormap(&tm_q);
       sm90::prefetch_tensormap(&tm_k);
       sm90::prefetch_tensormap(&tm_v);
       if (L::kTmaStoreO) sm90::prefetch_tensormap(&tm_o);
       int g = 0, qn = 0;
-      for (int j = 0;; ++j) {
-        const int t = next_tile(j);
-        if (t >= p.num_tiles) break;
-        const Tile ti = tile_of<kBlockM, BN>(p, t);
-        if (!ti.valid) continue;
+      // Q of the item's tile, then its key blocks from the last to the first.
+      auto produce = [&](const Tile& ti) {
+        if (!ti.valid) return;
         const int hk = ti.h / p.group;
         if (qn > 0) sm90::mbar_wait(q_empty, (qn - 1) & 1);
         ++qn;
@@ -270,7 +312,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
           sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * L::kChunkElems, ti.h, ti.start_q + ti.row0,
                             ti.tma_b);
         for (int it = 0; it < ti.n_blocks; ++it, ++g) {
-          const int n = ti.n_blocks - 1 - it, s = stage_of<S>(g);
+          const int n = ti.kb_lo + ti.n_blocks - 1 - it, s = stage_of<S>(g);
           const std::uint32_t phase = phase_of<S>(g);
           // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
           // load key block n (K in 128-byte column chunks; V as the element type lays it out).
@@ -284,6 +326,29 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
           sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
           E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, full_v + 8 * s, hk, ti.start_k + n * BN, ti.tma_b);
         }
+      };
+      // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
+      // its first.
+      int pending = kEndCode;
+      for (bool first = true;; first = false) {
+        int code = pending;
+        pending = kEndCode;
+        if (code == kEndCode) {
+          const int t = first ? static_cast<int>(blockIdx.x)
+                              : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_claims);
+          if (t >= p.num_claims) {
+            hand(kEndCode);
+            break;
+          }
+          code = t;
+          if (t >= p.split.tile0) {
+            const int sl = t - p.split.tile0;
+            code = p.split.tile0 + 2 * sl;
+            if (slot_pieces(p.split, sl) > 1) pending = code + 1;
+          }
+        }
+        hand(code);
+        produce(work_of<kBlockM, BN, kSplitTail<D>>(p, code));
       }
       if (p.sched) {
         // The last CTA to finish resets the counters for the next launch (every CTA has taken
@@ -351,7 +416,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     if (lane == 0) sm90::mbar_arrive(bar);
   };
   auto next_tile = [&](int j) {
-    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : p.num_tiles;
+    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : kEndCode;
     const int s = j & 1;
     sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
     int t = 0;
@@ -391,11 +456,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
   int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
   for (int j = 0;; ++j) {
-    const int t = next_tile(j);
-    if (t >= p.num_tiles) break;
-    const Tile ti = tile_of<kBlockM, BN>(p, t);
+    const int code = next_tile(j);
+    if (code == kEndCode) break;
+    const Tile ti = work_of<kBlockM, BN, kSplitTail<D>>(p, code);
     if (!ti.valid) continue;
-    const int n_blocks = ti.n_blocks;
+    const int n_blocks = ti.n_blocks, kb_end = ti.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
     const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
     lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
@@ -436,7 +501,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       continue;
     }
     if (n_blocks > 0) {
-      // Block n_blocks - 1: QK^T and softmax only.
+      // Block kb_end - 1: QK^T and softmax only.
       {
         const int s = stage_of<S>(g);
         sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
@@ -446,11 +511,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         sm90::wgmma_wait<0>();
         fence_acc(s_acc);
         release(empty_k + 8 * s);
-        softmax(n_blocks - 1, false, kSlack);
+        softmax(kb_end - 1, false, kSlack);
         convert_p();
       }
       for (int it = 1; it < n_blocks; ++it) {
-        const int n = n_blocks - 1 - it, gk = g + it, gv = gk - 1;
+        const int n = kb_end - 1 - it, gk = g + it, gv = gk - 1;
         const int sk = stage_of<S>(gk), sv = stage_of<S>(gv);
         sm90::mbar_wait(full_k + 8 * sk, phase_of<S>(gk));
         turn_wait();
@@ -476,7 +541,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         else convert_p();
       }
       if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
-      // PV of block 0.
+      // PV of block kb_lo.
       {
         const int gv = g + n_blocks - 1, sv = stage_of<S>(gv);
         if constexpr (!kLazy) sm.rescale<D>(o);
@@ -496,8 +561,62 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     // ---------------------------------------------------------------- epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
-    const Tile te = tile_of<kBlockM, BN>(p, t);
+    const Tile te = work_of<kBlockM, BN, kSplitTail<D>>(p, code);
     sm.reduce_sums();
+    if (kSplitTail<D> && te.pieces > 1) {
+      // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
+      // (thread-major: a thread of any piece holds the same rows and columns); the tile's last
+      // piece to finish takes the others' into its own and goes on to the epilogue; the others
+      // are done with the tile.
+      constexpr int kQuads = D / 8 + 1;
+      float4* mine = p.split_ws + (static_cast<std::size_t>(te.entry) * C + cw) * (kQuads * 128) + tid;
+#pragma unroll
+      for (int q = 0; q < D / 8; ++q) mine[q * 128] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+      mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
+      __threadfence();
+      sm90::named_barrier_sync(1 + cw, 128);
+      volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + L::kOffFlags) + cw;
+      if (tid == 0) {
+        int* count = p.split_count + te.tail * C + cw;
+        const bool last = atomicAdd(count, 1) == te.pieces - 1;
+        if (last) atomicExch(count, 0);  // every piece has counted: zero for the next launch
+        *last_flag = last ? 1 : 0;
+      }
+      sm90::named_barrier_sync(1 + cw, 128);
+      if (*last_flag == 0) {
+        if constexpr (!L::kSeparateO) release(q_empty);
+        continue;
+      }
+      __threadfence();
+#pragma unroll 1
+      for (int sl = te.first_slot; sl < te.first_slot + te.pieces; ++sl) {
+        const int e = piece_entry(p.split, te.tail, sl);
+        if (e == te.entry) continue;
+        const float4* other = p.split_ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
+        const float4 ml = __ldcg(other + (D / 8) * 128);
+        // Both to the larger base (2^((base - max) x sl2); 0 for a row without keys, base -inf).
+        const float mx_a = fmaxf(sm.m_a, ml.x), mx_b = fmaxf(sm.m_b, ml.y);
+        const float ca = sm.m_a == kNegInf ? 0.f : ex2((sm.m_a - mx_a) * sl2);
+        const float cb = sm.m_b == kNegInf ? 0.f : ex2((sm.m_b - mx_b) * sl2);
+        const float xa = ml.x == kNegInf ? 0.f : ex2((ml.x - mx_a) * sl2);
+        const float xb = ml.y == kNegInf ? 0.f : ex2((ml.y - mx_b) * sl2);
+#pragma unroll
+        for (int q = 0; q < D / 8; ++q) {
+          // Eight loads at a time: ptxas would otherwise hoist all D / 8 of them (D / 2 more
+          // live registers beside O).
+          if (q % 8 == 0) __syncwarp();
+          const float4 v = __ldcg(other + q * 128);
+          o[4 * q] = o[4 * q] * ca + v.x * xa;
+          o[4 * q + 1] = o[4 * q + 1] * ca + v.y * xa;
+          o[4 * q + 2] = o[4 * q + 2] * cb + v.z * xb;
+          o[4 * q + 3] = o[4 * q + 3] * cb + v.w * xb;
+        }
+        sm.l_a = sm.l_a * ca + ml.z * xa;
+        sm.l_b = sm.l_b * cb + ml.w * xb;
+        sm.m_a = mx_a;
+        sm.m_b = mx_b;
+      }
+    }
     float inv_a = 0.f, inv_b = 0.f;
     if constexpr (E::kDescaleV) {  // O x descale_v / rowsum (the 2^offset of P cancels)
       inv_a = sm.l_a > 0.f ? p.descale_v / sm.l_a : 0.f;
@@ -625,16 +744,45 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
   kp.causal = pr.causal ? 1 : 0;
   kp.pingpong = pr.pingpong ? 1 : 0;
   kp.descale_v = descale_v;
+  kp.num_claims = kp.split.tile0 = kp.num_tiles;
   return kp;
 }
 
-// Launches one CTA per SM (`ctas` > 0, persistent, claiming tiles from pr.sched) or one per tile
-// (`ctas` = 0).
+// The split tail's plan for a launch (fa3_split.h) and its device memory, allocated once with
+// the Launcher (outside any stream capture).
+template <int D, int BN, int C>
+SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int ctas, float tile_cost_blocks) {
+  SplitTail st;
+  st.plan.tile0 = num_tiles;
+  if (!kSplitTail<D> || varlen || pr.causal || pr.seqlen_k <= 0) return st;
+  st.plan = plan_split(num_tiles, (pr.seqlen_k + BN - 1) / BN, ctas, pr.split_tail, tile_cost_blocks);
+  if (st.plan.slots == 0) return st;
+  void* ws = nullptr;
+  const std::size_t bytes = split_ws_bytes(st.plan, D, C);
+  GENBENCH_CHECK_CUDA(cudaMalloc(&ws, bytes));
+  st.ws.reset(ws, [](void* q) { cudaFree(q); });
+  st.count_bytes = split_count_bytes(st.plan, C);
+  GENBENCH_CHECK_CUDA(cudaMemset(ws, 0, st.count_bytes));
+  return st;
+}
+
+inline void apply_split(KernelParams& kp, const SplitTail& st) {
+  if (st.plan.slots == 0) return;
+  kp.split = st.plan;
+  kp.num_claims = st.plan.tile0 + st.plan.slots;
+  kp.split_count = static_cast<int*>(st.ws.get());
+  kp.split_ws = reinterpret_cast<float4*>(static_cast<unsigned char*>(st.ws.get()) + st.count_bytes);
+}
+
+// Launches one CTA per SM (`ctas` > 0, persistent, claiming tiles from pr.sched; with the split
+// tail where `split` has one) or one per tile (`ctas` = 0).
 template <int D, int BN, int C, int S, class E>
 void launch_kernel(KernelParams kp, const Tensors& pr, const CUtensorMap& tq, const CUtensorMap& tk,
-                   const CUtensorMap& tv, const CUtensorMap& to, int ctas, cudaStream_t stream) {
+                   const CUtensorMap& tv, const CUtensorMap& to, int ctas, const SplitTail& split,
+                   cudaStream_t stream) {
   using L = Layout<D, BN, C, S, E>;
-  const int grid = ctas > 0 ? std::min(kp.num_tiles, ctas) : kp.num_tiles;
+  if (ctas > 0) apply_split(kp, split);
+  const int grid = ctas > 0 ? std::min(kp.num_claims, ctas) : kp.num_tiles;
   kp.sched = ctas > 0 ? pr.sched : nullptr;
   fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, to, kp);
   GENBENCH_CHECK_LAUNCH();

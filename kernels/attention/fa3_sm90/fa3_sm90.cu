@@ -27,6 +27,9 @@ struct Elem16 {
   static constexpr int kElemBytes = 2, kK = 16;
   static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
   static constexpr float kPOffsetLog2 = 0.f;
+  // A tile's fixed cost in key blocks (the split tail's estimate): ~1.6 at d=128 from 2K
+  // against 16K (docs/perf-notes.md, fa3 v10).
+  static constexpr float kTileCostBlocks = 2.f;
   // Lazy rescaling at d=256 (P <= 2^8): O is 128 registers per thread against 40 scores of an
   // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=128 it
   // measured 1-3% slower and at d=64 no faster (docs/perf-notes.md, fa3 v6).
@@ -101,15 +104,27 @@ struct SetSmem {
   void operator()() const { set_smem_limit<D, BN, C, S, Elem16<kBF16>>(); }
 };
 
+struct MakeSplit {
+  const Problem& p;
+  int ctas;
+  SplitTail& out;
+  template <int D, int BN, int C, int S, bool kBF16>
+  void operator()() const {
+    const int tiles = kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f).num_tiles;
+    out = make_split_tail<D, BN, C>(p, p.cu_q != nullptr, tiles, ctas, Elem16<kBF16>::kTileCostBlocks);
+  }
+};
+
 struct Launch {
   const Problem& p;
   const CUtensorMap &tq, &tk, &tv, &to;
   int ctas;
+  const SplitTail& split;
   cudaStream_t stream;
   template <int D, int BN, int C, int S, bool kBF16>
   void operator()() const {
     launch_kernel<D, BN, C, S, Elem16<kBF16>>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv,
-                                              to, ctas, stream);
+                                              to, ctas, split, stream);
   }
 };
 
@@ -146,6 +161,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   // seqlen 512 causal +18%).
   persistent_ctas_ = persistent_ctas(p);
   if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
+  dispatch(c, p.bf16, MakeSplit{p, persistent_ctas_, split_});
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
             rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
@@ -156,14 +172,15 @@ Launcher::Launcher(const Problem& p) : p_(p) {
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, stream});
+  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
 }
 
 std::string Launcher::variant() const {
-  // "m128n128d128-ws3-kv2-pp-ps varlen": tile, warpgroups, ring stages, ping-pong, persistent,
-  // varlen (short: the variant column also carries graph replay statistics).
-  return strprintf("m%dn%dd%d-ws%d-kv%d%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1, stages_,
-                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
+  // "m128n128d128-ws3-kv2-pp-ps-st varlen": tile, warpgroups, ring stages, ping-pong,
+  // persistent, split tail, varlen (short: the variant column also carries graph replay
+  // statistics).
+  return strprintf("m%dn%dd%d-ws%d-kv%d%s%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1, stages_,
+                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "", split_.plan.slots > 0 ? "-st" : "",
                    p_.cu_q ? " varlen" : "");
 }
 

@@ -6,7 +6,11 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <memory>
 #include <string>
+
+#include "kernels/attention/fa3_sm90/fa3_split.h"
 
 namespace genbench::fa3 {
 
@@ -27,6 +31,17 @@ struct Tensors {
   // default (-1: persistent).
   int persistent = -1;
   int* sched = nullptr;  // 2 ints of zeroed device memory, needed by persistent launches
+  // Persistent launches: split the last round's tiles by key range across the SMs (1), never
+  // (0), or where the kernel expects a gain (-1; fa3_split.h).
+  int split_tail = -1;
+};
+
+// A persistent launch's split tail (fa3_split.h) and its device memory: the piece counters
+// (count_bytes, zeroed), then the partial results. Copies share the memory.
+struct SplitTail {
+  SplitSlots plan;
+  std::shared_ptr<void> ws;
+  std::size_t count_bytes = 0;
 };
 
 // The 16-bit kernel: all tensors fp16 or bf16.
@@ -55,6 +70,7 @@ class Launcher {
   int consumers_ = 2;  // consumer warpgroups (64 query rows each)
   int stages_ = 2;     // K/V ring stages
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
+  SplitTail split_;
   CUtensorMap tq_{}, tk_{}, tv_{}, to_{};
 };
 

@@ -293,6 +293,60 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
 #endif
 }
 
+// The split tail (kernels/attention/fa3_sm90/fa3_split.h), forced on: the small shapes have
+// fewer tiles than SMs, so every tile is cut into pieces of 2-20 key blocks across CTAs (odd
+// lengths put the masked last block in one of them; three consumers at d=64 with an idle
+// warpgroup in the last query block); {2, 16, 4, 2048, 2048} has whole rounds before a split
+// last one (512 tiles on 132 SMs). Causal, d=256 and one-CTA-per-tile launches never split.
+TEST_F(Fa3Gpu, SplitTailEveryMode) {
+  ScopedEnv env("GENBENCH_FA3_SPLIT", "1");
+  auto expect_split = [](const std::unique_ptr<Case>& c, bool split) {
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->variant().find("-st") != std::string::npos, split) << c->variant();
+  };
+  expect_split(check({2, 3, 3, 1000, 1000}, 128, false, "bf16"), true);
+  expect_split(check({1, 4, 2, 3000, 5000}, 64, false, "fp16"), true);
+  expect_split(check({2, 16, 4, 2048, 2048}, 128, false, "bf16"), true);
+  expect_split(check({1, 4, 4, 5000, 3000}, 128, false, "fp8_e4m3"), true);
+  expect_split(check({2, 3, 3, 1000, 1000}, 128, false, "fp8_e4m3"), true);
+  {
+    ScopedEnv two("GENBENCH_FA3_CONSUMERS", "2");
+    expect_split(check({1, 4, 2, 3000, 5000}, 64, false, "bf16"), true);
+  }
+  expect_split(check({2, 3, 3, 1000, 1000}, 128, true, "bf16"), false);
+  expect_split(check({2, 3, 3, 1000, 1000}, 256, false, "bf16"), false);
+  expect_split(check({2, 3, 3, 1000, 1000}, 256, false, "fp8_e4m3"), false);
+  {
+    ScopedEnv per_tile("GENBENCH_FA3_PERSISTENT", "0");
+    expect_split(check({2, 3, 3, 1000, 1000}, 128, false, "bf16"), false);
+  }
+  // Graph replays reuse the piece counters, which the last piece of each tile zeroes.
+  auto c = check({2, 4, 4, 1000, 1000}, 128, false, "bf16", true);
+  expect_split(c, true);
+#ifdef GENBENCH_HAVE_CUDA
+  auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c.get());
+  ASSERT_NE(dc, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    dc->poison_outputs();
+    dc->execute();
+    const Validation v = dc->check_outputs();
+    EXPECT_TRUE(v.ok) << v.detail;
+  }
+#endif
+}
+
+// The default plan splits a long tail (10 heads x 32 query blocks = 320 tiles, 56 in the last
+// round, 32 key blocks a tile) and not a short one (512 tiles of 4 key blocks, 116 in the last
+// round: a piece would cost about as much as a tile).
+TEST_F(Fa3Gpu, SplitTailByDefaultWhereItPays) {
+  auto c = check({1, 10, 10, 4096, 4096}, 128, false, "bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->variant().find("-st"), std::string::npos) << c->variant();
+  c = check({8, 16, 16, 512, 512}, 128, false, "bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->variant().find("-st"), std::string::npos) << c->variant();
+}
+
 TEST_F(Fa3Gpu, OneCtaPerTileEveryMode) {
   ScopedEnv env("GENBENCH_FA3_PERSISTENT", "0");
   for (std::int64_t d : {64, 128, 256}) check({2, 3, 3, 1000, 1000}, d, false, "bf16");
