@@ -119,9 +119,11 @@ struct E4m3 {
   // them rebased: docs/perf-notes.md, fa3 v8). Lazy rescaling with 4.5 of slack: P <= 2^8.5 =
   // 362, below e4m3's largest finite value, 448.
   static constexpr float kPOffsetLog2 = 4.f;
-  // A tile's fixed cost in key blocks (the split tail's estimate): ~3 at d=128 (~8,000 cycles
-  // against ~2,660 a block: docs/perf-notes.md, fa3 v9).
-  static constexpr float kTileCostBlocks = 3.f;
+  // What a piece of a split tile costs beyond its key blocks, in 192-key blocks (fa3_split.h):
+  // a tile's fixed cost is ~3 blocks (docs/perf-notes.md, fa3 v9), and pieces cost the 16-bit
+  // kernel about three times its tile cost; 6 keeps 2K (11 blocks a tile) whole, where the
+  // 16-bit kernel's equivalent lost (fa3 v11).
+  static constexpr float kPieceCostBlocks = 6.f;
   template <int D>
   static constexpr float kRescaleSlackLog2 = 4.5f;
   // O by TMA stores except at d=128, whose main loop ptxas schedules 2-3% slower at 8K-16K with
@@ -253,7 +255,7 @@ std::uint32_t p_limit_code(float limit) {
 template <int D>
 SplitTail split_for(const Problem& p, int ctas) {
   const int tiles = kernel_params<64 * kConsumers>(p, nullptr, nullptr, 1.f, 1.f).num_tiles;
-  return make_split_tail<D, block_n_for<D>(), kConsumers>(p, false, tiles, ctas, E4m3::kTileCostBlocks);
+  return make_split_tail<D, block_n_for<D>(), kConsumers>(p, false, tiles, ctas, E4m3::kPieceCostBlocks);
 }
 
 template <int D>

@@ -751,11 +751,11 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
 // The split tail's plan for a launch (fa3_split.h) and its device memory, allocated once with
 // the Launcher (outside any stream capture).
 template <int D, int BN, int C>
-SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int ctas, float tile_cost_blocks) {
+SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int ctas, float piece_cost_blocks) {
   SplitTail st;
   st.plan.tile0 = num_tiles;
   if (!kSplitTail<D> || varlen || pr.causal || pr.seqlen_k <= 0) return st;
-  st.plan = plan_split(num_tiles, (pr.seqlen_k + BN - 1) / BN, ctas, pr.split_tail, tile_cost_blocks);
+  st.plan = plan_split(num_tiles, (pr.seqlen_k + BN - 1) / BN, ctas, pr.split_tail, piece_cost_blocks);
   if (st.plan.slots == 0) return st;
   void* ws = nullptr;
   const std::size_t bytes = split_ws_bytes(st.plan, D, C);

@@ -10,9 +10,9 @@
 // end of one tile and the start of the next at most (two "pieces"). Each piece leaves its
 // unnormalised O and the rows' (base, sum) in a workspace entry (2 s + its piece of the slot);
 // the last piece of a tile to finish combines the others' with its own and stores the tile.
-// Each piece pays a tile's fixed cost (its first block alone, its last PV alone, the epilogue),
-// so by default the tail is split only where r nb / W plus that cost is below a tile's nb
-// blocks; non-causal fixed-length launches only (causal tiles run longest first, so their
+// Each piece pays a tile's fixed cost (its first block alone, its last PV alone, the epilogue)
+// and the partial results' trip through L2, so by default the tail is split only where r nb / W
+// plus that cost is below a tile's nb blocks; non-causal fixed-length launches only (causal tiles run longest first, so their
 // last round is short already; varlen tiles differ in length).
 #include <algorithm>
 #include <cstddef>
@@ -74,15 +74,16 @@ GENBENCH_FA3_HD int piece_entry(const SplitSlots& sp, int i, int s) {
 }
 
 // The plan for `tiles` tiles of nb key blocks on `ctas` CTAs. mode: 1 split whenever the last
-// round is partial, 0 never, -1 where it should pay: r nb / ctas + tile_cost < nb, tile_cost a
-// tile's fixed cost in key blocks. Each slot gets at least two blocks where there are enough.
-inline SplitSlots plan_split(int tiles, int nb, int ctas, int mode, float tile_cost) {
+// round is partial, 0 never, -1 where it should pay: r nb / ctas + piece_cost < nb, piece_cost
+// what a piece costs beyond its key blocks, in blocks. Each slot gets at least two blocks where
+// there are enough.
+inline SplitSlots plan_split(int tiles, int nb, int ctas, int mode, float piece_cost) {
   SplitSlots sp;
   sp.tile0 = tiles;
   if (mode == 0 || ctas <= 0 || tiles <= 0 || nb < 2) return sp;
   const long long r = tiles % ctas;
   if (r == 0 || r * nb * ctas >= (1LL << 31)) return sp;
-  if (mode < 0 && static_cast<double>(r) * nb / ctas + tile_cost >= static_cast<double>(nb)) return sp;
+  if (mode < 0 && static_cast<double>(r) * nb / ctas + piece_cost >= static_cast<double>(nb)) return sp;
   sp.tile0 = tiles - static_cast<int>(r);
   sp.nb = nb;
   sp.units = static_cast<int>(r * nb);

@@ -76,12 +76,17 @@ TEST(Fa3SplitTail, PiecesCoverEveryKeyBlockOnce) {
 }
 
 TEST(Fa3SplitTail, DefaultSplitsOnlyWhereTheLastRoundIsShortAndTilesLong) {
-  // bf16 d=128 at 2K, 16K tokens: 2048 tiles of 16 blocks, 68 in the last round of 132.
-  SplitSlots sp = plan_split(2048, 16, 132, -1, 2.f);
+  // bf16 d=128 at 2K, 16K tokens: 2048 tiles of 16 blocks, 68 in the last round of 132 (piece
+  // cost 5 blocks, the 16-bit kernel's).
+  SplitSlots sp = plan_split(2048, 16, 132, -1, 5.f);
   EXPECT_EQ(sp.slots, 132);
   EXPECT_EQ(sp.tile0, 1980);
-  // The same at 512 keys: 4 blocks a tile, a piece would cost about as much as a tile.
-  EXPECT_EQ(plan_split(2048, 4, 132, -1, 2.f).slots, 0);
+  // The same at 1K and 512 keys (8 and 4 blocks a tile): a piece would cost about a tile.
+  EXPECT_EQ(plan_split(2048, 8, 132, -1, 5.f).slots, 0);
+  EXPECT_EQ(plan_split(2048, 4, 132, -1, 5.f).slots, 0);
+  // e4m3 d=128 (192-key blocks, piece cost 6): 4K splits, 2K (11 blocks) does not.
+  EXPECT_EQ(plan_split(2048, 22, 132, -1, 6.f).slots, 132);
+  EXPECT_EQ(plan_split(2048, 11, 132, -1, 6.f).slots, 0);
   // A last round of 120 of 132 tiles: little to gain.
   EXPECT_EQ(plan_split(120 + 132 * 3, 16, 132, -1, 2.f).slots, 0);
   // Whole rounds, one key block a tile, or splitting off: no split, whatever the mode.
