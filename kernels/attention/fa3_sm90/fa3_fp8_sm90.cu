@@ -119,10 +119,12 @@ struct E4m3 {
   // them rebased: docs/perf-notes.md, fa3 v8). Lazy rescaling with 4.5 of slack: P <= 2^8.5 =
   // 362, below e4m3's largest finite value, 448.
   static constexpr float kPOffsetLog2 = 4.f;
-  // What a piece of a split tile costs beyond its key blocks, in 192-key blocks (fa3_split.h):
-  // a tile's fixed cost is ~3 blocks (docs/perf-notes.md, fa3 v9), and pieces cost the 16-bit
-  // kernel about three times its tile cost; 6 keeps 2K (11 blocks a tile) whole, where the
-  // 16-bit kernel's equivalent lost (fa3 v11).
+  // The split tail (fa3_split.h) is off: compiled in, it made this kernel 1.3-2.5% slower
+  // where it did not split (2K, 4K, causal) and gained 1.5-1.7% where it did (8K, 16K), so the
+  // sum was no gain (docs/perf-notes.md, fa3 v11). Were it on: a piece costs ~6 192-key blocks
+  // beyond its keys (a tile's fixed cost is ~3, fa3 v9; pieces cost the 16-bit kernel about
+  // three times its own), which keeps 2K (11 blocks a tile) whole.
+  static constexpr bool kSplitTail = false;
   static constexpr float kPieceCostBlocks = 6.f;
   template <int D>
   static constexpr float kRescaleSlackLog2 = 4.5f;
@@ -255,7 +257,7 @@ std::uint32_t p_limit_code(float limit) {
 template <int D>
 SplitTail split_for(const Problem& p, int ctas) {
   const int tiles = kernel_params<64 * kConsumers>(p, nullptr, nullptr, 1.f, 1.f).num_tiles;
-  return make_split_tail<D, block_n_for<D>(), kConsumers>(p, false, tiles, ctas, E4m3::kPieceCostBlocks);
+  return make_split_tail<D, block_n_for<D>(), kConsumers, E4m3>(p, false, tiles, ctas, E4m3::kPieceCostBlocks);
 }
 
 template <int D>

@@ -57,6 +57,7 @@ namespace genbench::fa3 {
 //   kRescaleSlackLog2<D> (> 0: lazy rescaling, OnlineSoftmax: the exponent base moves, and O is
 //     rescaled, only when a row's max grows past it by more than this; 0: every block);
 //   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);
+//   kSplitTail, kPieceCostBlocks (the split tail, fa3_split.h: on, and what a piece costs);
 //   kMaxFreeBlocks<D> (lazy rescaling without the row max where it is safe, see the consumer
 //     loop; needs q_abs_sum<D> and convert_p_checked<BN>);
 //   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
@@ -128,10 +129,11 @@ struct Layout {
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-// The split tail (fa3_split.h) at head dims up to 128: at 256, O's 128 registers a thread
-// leave the combine of the pieces no room (ptxas spills), and d=256 is the fastest shape anyway.
-template <int D>
-constexpr bool kSplitTail = D <= 128;
+// The split tail (fa3_split.h) where E::kSplitTail has it, at head dims up to 128: at 256, O's
+// 128 registers a thread leave the combine of the pieces no room (ptxas spills), and d=256 is
+// the fastest shape anyway. Off, its code is compiled out.
+template <int D, class E>
+constexpr bool kSplitTail = D <= 128 && E::kSplitTail;
 
 #ifdef GENBENCH_SM90A_ENABLED
 
@@ -341,14 +343,14 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
             break;
           }
           code = t;
-          if (t >= p.split.tile0) {
+          if (kSplitTail<D, E> && t >= p.split.tile0) {
             const int sl = t - p.split.tile0;
             code = p.split.tile0 + 2 * sl;
             if (slot_pieces(p.split, sl) > 1) pending = code + 1;
           }
         }
         hand(code);
-        produce(work_of<kBlockM, BN, kSplitTail<D>>(p, code));
+        produce(work_of<kBlockM, BN, kSplitTail<D, E>>(p, code));
       }
       if (p.sched) {
         // The last CTA to finish resets the counters for the next launch (every CTA has taken
@@ -458,7 +460,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
     if (code == kEndCode) break;
-    const Tile ti = work_of<kBlockM, BN, kSplitTail<D>>(p, code);
+    const Tile ti = work_of<kBlockM, BN, kSplitTail<D, E>>(p, code);
     if (!ti.valid) continue;
     const int n_blocks = ti.n_blocks, kb_end = ti.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
@@ -561,9 +563,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     // ---------------------------------------------------------------- epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
-    const Tile te = work_of<kBlockM, BN, kSplitTail<D>>(p, code);
+    const Tile te = work_of<kBlockM, BN, kSplitTail<D, E>>(p, code);
     sm.reduce_sums();
-    if (kSplitTail<D> && te.pieces > 1) {
+    if (kSplitTail<D, E> && te.pieces > 1) {
       // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
       // (thread-major: a thread of any piece holds the same rows and columns); the tile's last
       // piece to finish takes the others' into its own and goes on to the epilogue; the others
@@ -750,11 +752,11 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
 
 // The split tail's plan for a launch (fa3_split.h) and its device memory, allocated once with
 // the Launcher (outside any stream capture).
-template <int D, int BN, int C>
+template <int D, int BN, int C, class E>
 SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int ctas, float piece_cost_blocks) {
   SplitTail st;
   st.plan.tile0 = num_tiles;
-  if (!kSplitTail<D> || varlen || pr.causal || pr.seqlen_k <= 0) return st;
+  if (!kSplitTail<D, E> || varlen || pr.causal || pr.seqlen_k <= 0) return st;
   st.plan = plan_split(num_tiles, (pr.seqlen_k + BN - 1) / BN, ctas, pr.split_tail, piece_cost_blocks);
   if (st.plan.slots == 0) return st;
   void* ws = nullptr;

@@ -30,6 +30,7 @@ struct Elem16 {
   // What a piece of a split tile costs beyond its key blocks, in blocks (fa3_split.h): fitted
   // to the split's A/B at d=128, where 1K (8 blocks a tile) lost 1.6%, 2K (16) was even and 4K
   // (32) gained 1.5% (docs/perf-notes.md, fa3 v11).
+  static constexpr bool kSplitTail = true;
   static constexpr float kPieceCostBlocks = 5.f;
   // Lazy rescaling at d=256 (P <= 2^8): O is 128 registers per thread against 40 scores of an
   // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=128 it
@@ -112,7 +113,7 @@ struct MakeSplit {
   template <int D, int BN, int C, int S, bool kBF16>
   void operator()() const {
     const int tiles = kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f).num_tiles;
-    out = make_split_tail<D, BN, C>(p, p.cu_q != nullptr, tiles, ctas, Elem16<kBF16>::kPieceCostBlocks);
+    out = make_split_tail<D, BN, C, Elem16<kBF16>>(p, p.cu_q != nullptr, tiles, ctas, Elem16<kBF16>::kPieceCostBlocks);
   }
 };
 
