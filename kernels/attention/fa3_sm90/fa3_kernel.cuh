@@ -75,18 +75,22 @@ struct KernelParams {
   int num_m_blocks;  // query blocks of the longest sequence
   int num_tiles;     // num_m_blocks x heads x batch
   int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
-  // Split tail (persistent launches, fa3_split.h): claims [0, split.tile0) are whole tiles,
-  // [split.tile0, num_claims) the split slots; without a split num_claims = split.tile0 =
-  // num_tiles.
-  SplitSlots split;
-  int num_claims;
-  float4* split_ws;  // partial results: 2 entries a slot, each C x (D / 8 + 1) x 128 float4
-  int* split_count;  // pieces finished, per split tile and consumer warpgroup; zero between launches
   float scale, scale_log2;  // score of stored values -> true score (x descales for e4m3); x log2(e)
   int causal, pingpong;
   float descale_v;  // E::kDescaleV: true V = stored V x descale_v
   std::uint32_t p_limit_add;  // E::kMaxFreeBlocks<D>: (0x80 - the limit's e4m3 code) in every byte; 0: off
   int* counts;  // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
+};
+
+// The split tail of a persistent launch (fa3_split.h), a parameter of its own (KernelParams
+// kept its size, and with it the e4m3 kernel's machine code; docs/perf-notes.md, fa3 v11):
+// claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split slots; without
+// a split num_claims = slots.tile0 = num_tiles.
+struct SplitParams {
+  SplitSlots slots;
+  int num_claims;
+  float4* ws;  // partial results: 2 entries a slot, each C x (D / 8 + 1) x 128 float4
+  int* count;  // pieces finished, per split tile and consumer warpgroup; zero between launches
 };
 
 // One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
@@ -207,17 +211,17 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   return ti;
 }
 
-// Work item codes handed from the producer to the consumers: whole tile t (t < split.tile0),
-// piece k of split slot s (split.tile0 + 2 s + k), or the end.
+// Work item codes handed from the producer to the consumers: whole tile t (t < tile0), piece k
+// of split slot s (tile0 + 2 s + k), or the end.
 constexpr int kEndCode = 0x7fffffff;
 
 // The work of code c: a whole tile, or a piece of a split tile with its place among the tile's
 // pieces (slots first_slot .. first_slot + pieces - 1, in key order).
 template <int BM, int BN, bool kSplit>
-__device__ __forceinline__ Tile work_of(const KernelParams& p, int c) {
-  if (!kSplit || c < p.split.tile0) return tile_of<BM, BN>(p, c);
-  const Piece pc = piece_of(p.split, (c - p.split.tile0) >> 1, (c - p.split.tile0) & 1);
-  Tile ti = tile_of<BM, BN>(p, p.split.tile0 + pc.tail);
+__device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams& sp, int c) {
+  if (!kSplit || c < sp.slots.tile0) return tile_of<BM, BN>(p, c);
+  const Piece pc = piece_of(sp.slots, (c - sp.slots.tile0) >> 1, (c - sp.slots.tile0) & 1);
+  Tile ti = tile_of<BM, BN>(p, sp.slots.tile0 + pc.tail);
   ti.kb_lo = pc.kb_lo;
   ti.n_blocks = pc.n_blocks;
   ti.first_slot = pc.first_slot;
@@ -233,7 +237,7 @@ template <int D, int BN, int C, int S, class E>
 __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
-                   const KernelParams p) {
+                   const KernelParams p, const SplitParams sp) {
 #ifdef GENBENCH_SM90A_ENABLED
   using L = Layout<D, BN, C, S, E>;
   constexpr int kBlockM = L::kBlockM;
@@ -331,26 +335,29 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       };
       // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
       // its first.
+      constexpr bool kSplit = kSplitTail<D, E>;
+      const int num_claims = kSplit ? sp.num_claims : p.num_tiles;
       int pending = kEndCode;
       for (bool first = true;; first = false) {
         int code = pending;
-        pending = kEndCode;
-        if (code == kEndCode) {
+        if (kSplit && code != kEndCode) {
+          pending = kEndCode;
+        } else {
           const int t = first ? static_cast<int>(blockIdx.x)
-                              : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : p.num_claims);
-          if (t >= p.num_claims) {
+                              : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : num_claims);
+          if (t >= num_claims) {
             hand(kEndCode);
             break;
           }
           code = t;
-          if (kSplitTail<D, E> && t >= p.split.tile0) {
-            const int sl = t - p.split.tile0;
-            code = p.split.tile0 + 2 * sl;
-            if (slot_pieces(p.split, sl) > 1) pending = code + 1;
+          if (kSplit && t >= sp.slots.tile0) {
+            const int sl = t - sp.slots.tile0;
+            code = sp.slots.tile0 + 2 * sl;
+            if (slot_pieces(sp.slots, sl) > 1) pending = code + 1;
           }
         }
         hand(code);
-        produce(work_of<kBlockM, BN, kSplitTail<D, E>>(p, code));
+        produce(work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code));
       }
       if (p.sched) {
         // The last CTA to finish resets the counters for the next launch (every CTA has taken
@@ -460,7 +467,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
     if (code == kEndCode) break;
-    const Tile ti = work_of<kBlockM, BN, kSplitTail<D, E>>(p, code);
+    const Tile ti = work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code);
     if (!ti.valid) continue;
     const int n_blocks = ti.n_blocks, kb_end = ti.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
@@ -563,7 +570,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     // ---------------------------------------------------------------- epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
-    const Tile te = work_of<kBlockM, BN, kSplitTail<D, E>>(p, code);
+    const Tile te = work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code);
     sm.reduce_sums();
     if (kSplitTail<D, E> && te.pieces > 1) {
       // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
@@ -571,7 +578,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       // piece to finish takes the others' into its own and goes on to the epilogue; the others
       // are done with the tile.
       constexpr int kQuads = D / 8 + 1;
-      float4* mine = p.split_ws + (static_cast<std::size_t>(te.entry) * C + cw) * (kQuads * 128) + tid;
+      float4* mine = sp.ws + (static_cast<std::size_t>(te.entry) * C + cw) * (kQuads * 128) + tid;
 #pragma unroll
       for (int q = 0; q < D / 8; ++q) mine[q * 128] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
       mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
@@ -579,7 +586,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       sm90::named_barrier_sync(1 + cw, 128);
       volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + L::kOffFlags) + cw;
       if (tid == 0) {
-        int* count = p.split_count + te.tail * C + cw;
+        int* count = sp.count + te.tail * C + cw;
         const bool last = atomicAdd(count, 1) == te.pieces - 1;
         if (last) atomicExch(count, 0);  // every piece has counted: zero for the next launch
         *last_flag = last ? 1 : 0;
@@ -592,9 +599,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       __threadfence();
 #pragma unroll 1
       for (int sl = te.first_slot; sl < te.first_slot + te.pieces; ++sl) {
-        const int e = piece_entry(p.split, te.tail, sl);
+        const int e = piece_entry(sp.slots, te.tail, sl);
         if (e == te.entry) continue;
-        const float4* other = p.split_ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
+        const float4* other = sp.ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
         const float4 ml = __ldcg(other + (D / 8) * 128);
         // Both to the larger base (2^((base - max) x sl2); 0 for a row without keys, base -inf).
         const float mx_a = fmaxf(sm.m_a, ml.x), mx_b = fmaxf(sm.m_b, ml.y);
@@ -746,7 +753,6 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
   kp.causal = pr.causal ? 1 : 0;
   kp.pingpong = pr.pingpong ? 1 : 0;
   kp.descale_v = descale_v;
-  kp.num_claims = kp.split.tile0 = kp.num_tiles;
   return kp;
 }
 
@@ -768,12 +774,16 @@ SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int cta
   return st;
 }
 
-inline void apply_split(KernelParams& kp, const SplitTail& st) {
-  if (st.plan.slots == 0) return;
-  kp.split = st.plan;
-  kp.num_claims = st.plan.tile0 + st.plan.slots;
-  kp.split_count = static_cast<int*>(st.ws.get());
-  kp.split_ws = reinterpret_cast<float4*>(static_cast<unsigned char*>(st.ws.get()) + st.count_bytes);
+// The kernel's view of a split (none: whole tiles only) for a launch of `tiles` tiles.
+inline SplitParams split_params(const SplitTail& st, int tiles) {
+  SplitParams sp{};
+  sp.slots.tile0 = sp.num_claims = tiles;
+  if (st.plan.slots == 0) return sp;
+  sp.slots = st.plan;
+  sp.num_claims = st.plan.tile0 + st.plan.slots;
+  sp.count = static_cast<int*>(st.ws.get());
+  sp.ws = reinterpret_cast<float4*>(static_cast<unsigned char*>(st.ws.get()) + st.count_bytes);
+  return sp;
 }
 
 // Launches one CTA per SM (`ctas` > 0, persistent, claiming tiles from pr.sched; with the split
@@ -783,10 +793,10 @@ void launch_kernel(KernelParams kp, const Tensors& pr, const CUtensorMap& tq, co
                    const CUtensorMap& tv, const CUtensorMap& to, int ctas, const SplitTail& split,
                    cudaStream_t stream) {
   using L = Layout<D, BN, C, S, E>;
-  if (ctas > 0) apply_split(kp, split);
-  const int grid = ctas > 0 ? std::min(kp.num_claims, ctas) : kp.num_tiles;
+  const SplitParams sp = split_params(ctas > 0 ? split : SplitTail{}, kp.num_tiles);
+  const int grid = ctas > 0 ? std::min(sp.num_claims, ctas) : kp.num_tiles;
   kp.sched = ctas > 0 ? pr.sched : nullptr;
-  fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, to, kp);
+  fa3_fwd_kernel<D, BN, C, S, E><<<grid, L::kThreads, L::kBytes, stream>>>(tq, tk, tv, to, kp, sp);
   GENBENCH_CHECK_LAUNCH();
 }
 
