@@ -212,7 +212,7 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
 }
 
 // Work item codes handed from the producer to the consumers: whole tile t (t < tile0), piece k
-// of split slot s (tile0 + 2 s + k), or the end.
+// of split slot s (tile0 + 2 s + k), or the end (this, or without a split num_tiles).
 constexpr int kEndCode = 0x7fffffff;
 
 // The work of code c: a whole tile, or a piece of a split tile with its place among the tile's
@@ -285,6 +285,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // the two slots. Ring positions (K/V block g, Q tile qn) count across tiles, so the
   // producer runs ahead into the next tile.
   const bool dynamic = p.sched != nullptr;
+  // Work item codes (work_of): tiles, then with a split the pieces of its slots; end_code ends.
+  constexpr bool kSplit = kSplitTail<D, E>;
+  const int end_code = kSplit ? kEndCode : p.num_tiles;
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   if (wg == 0) {
     // ---------------------------------------------------------------- producer
@@ -335,29 +338,25 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       };
       // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
       // its first.
-      constexpr bool kSplit = kSplitTail<D, E>;
       const int num_claims = kSplit ? sp.num_claims : p.num_tiles;
-      int pending = kEndCode;
-      for (bool first = true;; first = false) {
+      int pending = end_code;
+      for (;;) {
         int code = pending;
-        if (kSplit && code != kEndCode) {
-          pending = kEndCode;
+        if (kSplit && code != end_code) {
+          pending = end_code;
         } else {
-          const int t = first ? static_cast<int>(blockIdx.x)
-                              : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : num_claims);
-          if (t >= num_claims) {
-            hand(kEndCode);
-            break;
-          }
-          code = t;
-          if (kSplit && t >= sp.slots.tile0) {
+          const int t = j == 0 ? static_cast<int>(blockIdx.x)
+                               : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : num_claims);
+          code = t >= num_claims ? end_code : t;
+          if (kSplit && code < end_code && t >= sp.slots.tile0) {
             const int sl = t - sp.slots.tile0;
             code = sp.slots.tile0 + 2 * sl;
             if (slot_pieces(sp.slots, sl) > 1) pending = code + 1;
           }
         }
         hand(code);
-        produce(work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code));
+        if (code >= end_code) break;
+        produce(work_of<kBlockM, BN, kSplit>(p, sp, code));
       }
       if (p.sched) {
         // The last CTA to finish resets the counters for the next launch (every CTA has taken
@@ -425,7 +424,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     if (lane == 0) sm90::mbar_arrive(bar);
   };
   auto next_tile = [&](int j) {
-    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : kEndCode;
+    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : end_code;
     const int s = j & 1;
     sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
     int t = 0;
@@ -466,8 +465,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
-    if (code == kEndCode) break;
-    const Tile ti = work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code);
+    if (code >= end_code) break;
+    const Tile ti = work_of<kBlockM, BN, kSplit>(p, sp, code);
     if (!ti.valid) continue;
     const int n_blocks = ti.n_blocks, kb_end = ti.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
@@ -570,9 +569,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 
     // ---------------------------------------------------------------- epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
-    const Tile te = work_of<kBlockM, BN, kSplitTail<D, E>>(p, sp, code);
+    const Tile te = work_of<kBlockM, BN, kSplit>(p, sp, code);
     sm.reduce_sums();
-    if (kSplitTail<D, E> && te.pieces > 1) {
+    if (kSplit && te.pieces > 1) {
       // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
       // (thread-major: a thread of any piece holds the same rows and columns); the tile's last
       // piece to finish takes the others' into its own and goes on to the epilogue; the others
