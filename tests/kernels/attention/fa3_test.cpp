@@ -267,6 +267,23 @@ class ScopedEnv {
   const char* name_;
 };
 
+// Runs a validated case `times` more, each on poisoned outputs, and checks each result.
+void expect_reruns_valid(Case* c, int times) {
+  ASSERT_NE(c, nullptr);
+#ifdef GENBENCH_HAVE_CUDA
+  auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c);
+  ASSERT_NE(dc, nullptr);
+  for (int i = 0; i < times; ++i) {
+    dc->poison_outputs();
+    dc->execute();
+    const Validation v = dc->check_outputs();
+    EXPECT_TRUE(v.ok) << v.detail;
+  }
+#else
+  (void)times;
+#endif
+}
+
 TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
   ScopedEnv env("GENBENCH_FA3_PERSISTENT", "1");
   for (std::int64_t d : {64, 128, 256}) {
@@ -282,15 +299,8 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
   auto c = check({6, 4, 2, 900, 900}, 64, true, "bf16", true, true);  // graph: replays reuse the counters
   ASSERT_NE(c, nullptr);
   EXPECT_NE(c->variant().find("-ps"), std::string::npos) << c->variant();
-#ifdef GENBENCH_HAVE_CUDA
   // After the validation's 20-odd replays: still correct (the counters reset every launch).
-  auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c.get());
-  ASSERT_NE(dc, nullptr);
-  dc->poison_outputs();
-  dc->execute();
-  const Validation v = dc->check_outputs();
-  EXPECT_TRUE(v.ok) << v.detail;
-#endif
+  expect_reruns_valid(c.get(), 1);
 }
 
 // The split tail (kernels/attention/fa3_sm90/fa3_split.h), forced on: the small shapes have
@@ -322,16 +332,7 @@ TEST_F(Fa3Gpu, SplitTailEveryMode) {
   // Graph replays reuse the piece counters, which the last piece of each tile zeroes.
   auto c = check({2, 4, 4, 1000, 1000}, 128, false, "bf16", true);
   expect_split(c, true);
-#ifdef GENBENCH_HAVE_CUDA
-  auto* dc = dynamic_cast<attention::DeviceAttentionCase*>(c.get());
-  ASSERT_NE(dc, nullptr);
-  for (int i = 0; i < 2; ++i) {
-    dc->poison_outputs();
-    dc->execute();
-    const Validation v = dc->check_outputs();
-    EXPECT_TRUE(v.ok) << v.detail;
-  }
-#endif
+  expect_reruns_valid(c.get(), 2);
 }
 
 // The default plan splits a long tail (10 heads x 32 query blocks = 320 tiles, 56 in the last
