@@ -149,13 +149,9 @@ std::vector<std::int64_t> sample_rows(const HostAttentionData& d, std::int64_t b
 
 void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i, float* out,
                        float* lse) {
-  const AttentionShape s = sequence_shape(d, b);
-  const std::int64_t D = s.head_dim, hk = h / (s.heads / s.heads_kv);
-  const float* q = d.q.data() + d.start_q[static_cast<std::size_t>(b)] * s.heads * D;
-  const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
-  const float* v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
-  const std::int64_t end = attention_key_end(s, i);
-  const float* qi = q + (i * s.heads + h) * D;
+  const RowInputs r = row_inputs(d, b, h, i);
+  const AttentionShape& s = r.s;
+  const std::int64_t D = r.D, end = r.end;
   for (std::int64_t x = 0; x < D; ++x) out[x] = 0;
   if (end == 0) {
     *lse = -std::numeric_limits<float>::infinity();
@@ -164,9 +160,9 @@ void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t 
   std::vector<float> sc(static_cast<std::size_t>(end));
   float mx = -std::numeric_limits<float>::infinity();
   for (std::int64_t j = 0; j < end; ++j) {
-    const float* kj = k + (j * s.heads_kv + hk) * D;
+    const float* kj = r.k_row(j);
     float dot = 0;
-    for (std::int64_t x = 0; x < D; ++x) dot += qi[x] * kj[x];
+    for (std::int64_t x = 0; x < D; ++x) dot += r.q[x] * kj[x];
     sc[static_cast<std::size_t>(j)] = dot * s.scale;
     mx = std::max(mx, sc[static_cast<std::size_t>(j)]);
   }
@@ -177,7 +173,7 @@ void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t 
     const float p = std::exp(sc[static_cast<std::size_t>(j)] - mx);
     sum += p;
     const float pr = fp8 ? round_to(s.dtype, p * kFp8POffset) / kFp8POffset : round_to(s.dtype, p);
-    const float* vj = v + (j * s.heads_kv + hk) * D;
+    const float* vj = r.v_row(j);
     for (std::int64_t x = 0; x < D; ++x) acc[static_cast<std::size_t>(x)] += pr * vj[x];
   }
   for (std::int64_t x = 0; x < D; ++x) out[x] = round_to(output_dtype(s.dtype), acc[static_cast<std::size_t>(x)] / sum);
