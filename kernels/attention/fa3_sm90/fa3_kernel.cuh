@@ -610,9 +610,6 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         const float xb = ml.y == kNegInf ? 0.f : ex2((ml.y - mx_b) * sl2);
 #pragma unroll
         for (int q = 0; q < D / 8; ++q) {
-          // Eight loads at a time: ptxas would otherwise hoist all D / 8 of them (D / 2 more
-          // live registers beside O).
-          if (q % 8 == 0) __syncwarp();
           const float4 v = __ldcg(other + q * 128);
           o[4 * q] = o[4 * q] * ca + v.x * xa;
           o[4 * q + 1] = o[4 * q + 1] * ca + v.y * xa;
