@@ -69,6 +69,17 @@ DeviceBuffer zeroed(Context& ctx, std::size_t bytes) {
   return b;
 }
 
+// The split tail's workspace of a Launcher (none where its plan does not split), allocated
+// through the backend so that the point's memory counts it, and handed to the Launcher.
+template <class L>
+DeviceBuffer split_workspace(Context& ctx, L& launcher) {
+  const std::size_t bytes = launcher.split_workspace_bytes();
+  if (bytes == 0) return {};
+  DeviceBuffer ws = zeroed(ctx, bytes);
+  launcher.set_split_workspace(ws.get());
+  return ws;
+}
+
 fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
                         const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
                         const DeviceBuffer& cu_k, const DeviceBuffer& sched) {
@@ -87,7 +98,8 @@ class Fa3Case final : public attention::DeviceAttentionCase {
   Fa3Case(const AttentionShape& s, Context& ctx)
       : DeviceAttentionCase(s, ctx),
         sched_(zeroed(ctx, 2 * sizeof(int))),
-        launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_, sched_)) {}
+        launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_, sched_)),
+        split_ws_(split_workspace(ctx, launcher_)) {}
 
  protected:
   void launch(cudaStream_t stream) override { launcher_.launch(stream); }
@@ -96,6 +108,7 @@ class Fa3Case final : public attention::DeviceAttentionCase {
  private:
   DeviceBuffer sched_;  // the persistent launch's tile counters (before launcher_: built first)
   fa3::Launcher launcher_;
+  DeviceBuffer split_ws_;  // the split tail's workspace, if any (after launcher_, which sizes it)
 };
 
 // fp8 (e4m3) inputs: the kernel of fa3_fp8_sm90.cu. O is bf16 and the inputs carry the case's
@@ -119,6 +132,7 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
       p.counts = counts_.as<int>();
     }
     launcher_ = std::make_unique<fa3::fp8::Launcher>(p);
+    split_ws_ = split_workspace(ctx, *launcher_);
   }
 
  protected:
@@ -132,7 +146,7 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
   }
 
  private:
-  DeviceBuffer sched_, vt_, counts_;
+  DeviceBuffer sched_, vt_, counts_, split_ws_;
   std::unique_ptr<fa3::fp8::Launcher> launcher_;
 };
 

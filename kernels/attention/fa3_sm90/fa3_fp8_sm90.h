@@ -54,6 +54,9 @@ class Launcher {
   explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
   void launch(cudaStream_t stream) const;  // V^T pre-pass, then the attention kernel
   std::string variant() const;
+  // The split tail's workspace (fa3::SplitTail; e4m3 does not split, so 0 bytes today).
+  std::size_t split_workspace_bytes() const { return split_.ws_bytes; }
+  void set_split_workspace(void* zeroed) { split_.ws = zeroed; }
 
  private:
   Problem p_;

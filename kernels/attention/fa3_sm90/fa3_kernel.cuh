@@ -36,7 +36,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
@@ -169,10 +168,8 @@ __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_bas
 struct Tile {
   bool valid;  // false: past the end of a shorter sequence of a varlen batch
   int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
-  int kb_lo;   // first key block (0 unless a piece)
-  int pieces;  // pieces the tile is split into (1: whole)
-  int entry;   // pieces > 1: this piece's partial-result entry (2 x slot + its piece of the slot)
-  int first_slot, tail;  // pieces > 1: the tile's first slot, its index among the split tiles
+  int kb_lo;  // first key block (0 unless a piece)
+  Piece split;  // a piece: its place among the tile's pieces (split.pieces = 1: a whole tile)
 };
 
 // Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
@@ -206,8 +203,7 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
   ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
   ti.kb_lo = 0;
-  ti.pieces = 1;
-  ti.entry = ti.first_slot = ti.tail = 0;
+  ti.split = Piece{0, 0, ti.n_blocks, 0, 1, 0};
   return ti;
 }
 
@@ -224,10 +220,7 @@ __device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams
   Tile ti = tile_of<BM, BN>(p, sp.slots.tile0 + pc.tail);
   ti.kb_lo = pc.kb_lo;
   ti.n_blocks = pc.n_blocks;
-  ti.first_slot = pc.first_slot;
-  ti.pieces = pc.pieces;
-  ti.entry = pc.entry;
-  ti.tail = pc.tail;
+  ti.split = pc;
   return ti;
 }
 
@@ -571,13 +564,13 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
     const Tile te = work_of<kBlockM, BN, kSplit>(p, sp, code);
     sm.reduce_sums();
-    if (kSplit && te.pieces > 1) {
+    if (kSplit && te.split.pieces > 1) {
       // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
       // (thread-major: a thread of any piece holds the same rows and columns); the tile's last
       // piece to finish takes the others' into its own and goes on to the epilogue; the others
       // are done with the tile.
       constexpr int kQuads = D / 8 + 1;
-      float4* mine = sp.ws + (static_cast<std::size_t>(te.entry) * C + cw) * (kQuads * 128) + tid;
+      float4* mine = sp.ws + (static_cast<std::size_t>(te.split.entry) * C + cw) * (kQuads * 128) + tid;
 #pragma unroll
       for (int q = 0; q < D / 8; ++q) mine[q * 128] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
       mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
@@ -585,8 +578,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       sm90::named_barrier_sync(1 + cw, 128);
       volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + L::kOffFlags) + cw;
       if (tid == 0) {
-        int* count = sp.count + te.tail * C + cw;
-        const bool last = atomicAdd(count, 1) == te.pieces - 1;
+        int* count = sp.count + te.split.tail * C + cw;
+        const bool last = atomicAdd(count, 1) == te.split.pieces - 1;
         if (last) atomicExch(count, 0);  // every piece has counted: zero for the next launch
         *last_flag = last ? 1 : 0;
       }
@@ -597,9 +590,9 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       }
       __threadfence();
 #pragma unroll 1
-      for (int sl = te.first_slot; sl < te.first_slot + te.pieces; ++sl) {
-        const int e = piece_entry(sp.slots, te.tail, sl);
-        if (e == te.entry) continue;
+      for (int sl = te.split.first_slot; sl < te.split.first_slot + te.split.pieces; ++sl) {
+        const int e = piece_entry(sp.slots, te.split.tail, sl);
+        if (e == te.split.entry) continue;
         const float4* other = sp.ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
         const float4 ml = __ldcg(other + (D / 8) * 128);
         // Both to the larger base (2^((base - max) x sl2); 0 for a row without keys, base -inf).
@@ -752,21 +745,16 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
   return kp;
 }
 
-// The split tail's plan for a launch (fa3_split.h) and its device memory, allocated once with
-// the Launcher (outside any stream capture).
+// The split tail's plan for a launch (fa3_split.h) and the size of its workspace, which the
+// Launcher's owner allocates (SplitTail).
 template <int D, int BN, int C, class E>
 SplitTail make_split_tail(const Tensors& pr, bool varlen, int num_tiles, int ctas, float piece_cost_blocks) {
   SplitTail st;
-  st.plan.tile0 = num_tiles;
   if (!kSplitTail<D, E> || varlen || pr.causal || pr.seqlen_k <= 0) return st;
   st.plan = plan_split(num_tiles, (pr.seqlen_k + BN - 1) / BN, ctas, pr.split_tail, piece_cost_blocks);
   if (st.plan.slots == 0) return st;
-  void* ws = nullptr;
-  const std::size_t bytes = split_ws_bytes(st.plan, D, C);
-  GENBENCH_CHECK_CUDA(cudaMalloc(&ws, bytes));
-  st.ws.reset(ws, [](void* q) { cudaFree(q); });
   st.count_bytes = split_count_bytes(st.plan, C);
-  GENBENCH_CHECK_CUDA(cudaMemset(ws, 0, st.count_bytes));
+  st.ws_bytes = split_ws_bytes(st.plan, D, C);
   return st;
 }
 
@@ -777,8 +765,9 @@ inline SplitParams split_params(const SplitTail& st, int tiles) {
   if (st.plan.slots == 0) return sp;
   sp.slots = st.plan;
   sp.num_claims = st.plan.tile0 + st.plan.slots;
-  sp.count = static_cast<int*>(st.ws.get());
-  sp.ws = reinterpret_cast<float4*>(static_cast<unsigned char*>(st.ws.get()) + st.count_bytes);
+  if (!st.ws) throw Error("fa3: the split tail's workspace is not set (Launcher::set_split_workspace)");
+  sp.count = static_cast<int*>(st.ws);
+  sp.ws = reinterpret_cast<float4*>(static_cast<unsigned char*>(st.ws) + st.count_bytes);
   return sp;
 }
 

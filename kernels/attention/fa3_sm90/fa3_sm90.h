@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <memory>
 #include <string>
 
 #include "kernels/attention/fa3_sm90/fa3_split.h"
@@ -36,12 +35,14 @@ struct Tensors {
   int split_tail = -1;
 };
 
-// A persistent launch's split tail (fa3_split.h) and its device memory: the piece counters
-// (count_bytes, zeroed), then the partial results. Copies share the memory.
+// A persistent launch's split tail (fa3_split.h) and its workspace: ws_bytes of device memory
+// (0 without a split) that the Launcher's owner allocates, zeroed, and hands over with
+// Launcher::set_split_workspace (so the backend counts it): the piece counters (count_bytes),
+// then the partial results.
 struct SplitTail {
   SplitSlots plan;
-  std::shared_ptr<void> ws;
-  std::size_t count_bytes = 0;
+  std::size_t count_bytes = 0, ws_bytes = 0;
+  void* ws = nullptr;
 };
 
 // The 16-bit kernel: all tensors fp16 or bf16.
@@ -63,6 +64,10 @@ class Launcher {
   explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
   void launch(cudaStream_t stream) const;
   std::string variant() const;
+  // The split tail's workspace (SplitTail): bytes needed (0: none), and the zeroed memory,
+  // which must outlive the launches.
+  std::size_t split_workspace_bytes() const { return split_.ws_bytes; }
+  void set_split_workspace(void* zeroed) { split_.ws = zeroed; }
 
  private:
   Problem p_;
