@@ -124,6 +124,13 @@ struct OnlineSoftmax {
     m_b += static_cast<float>(kb) / sl2;
   }
 
+  // The state of another width's softmax (a narrow block, fa3_kernel.cuh, as a tile's first).
+  template <int N>
+  __device__ __forceinline__ void take(const OnlineSoftmax<N>& o) {
+    m_a = o.m_a, m_b = o.m_b, l_a = o.l_a, l_b = o.l_b, corr_a = o.corr_a, corr_b = o.corr_b;
+    rescale_o = o.rescale_o;
+  }
+
   // O (accumulator layout, N = D columns) times this block's correction.
   template <int D>
   __device__ __forceinline__ void rescale(float (&o)[D / 2]) const {

@@ -132,11 +132,23 @@ struct Layout {
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-// The split tail (fa3_split.h) where E::kSplitTail has it, at head dims up to 128: at 256, O's
+// The split tail (fa3_split.h) where E::kSplitTail has it, at head dim 128 only. At 256, O's
 // 128 registers a thread leave the combine of the pieces no room (ptxas spills), and d=256 is
-// the fastest shape anyway. Off, its code is compiled out.
+// the fastest shape anyway; at 64 the split's code made the kernels 4-8% slower at 512-1K
+// (where they do not split) for at most 1% at 16K (docs/perf-notes.md, fa3 v12). Off, its code
+// is compiled out.
 template <int D, class E>
-constexpr bool kSplitTail = D <= 128 && E::kSplitTail;
+constexpr bool kSplitTail = D == 128 && E::kSplitTail;
+
+// The narrow first block: where the tile's first key block (the last by key, visited first)
+// holds keys for this warpgroup's rows only in its first half, its QK^T and softmax run BN / 2
+// wide, and P is zero beyond. On for 16-bit d=64 on two consumer warpgroups, the causal
+// short-sequence configuration (fa3_sm90.cu), where the diagonal block of every tile has no key
+// for the first warpgroup's rows past its first half and tiles have one to eight key blocks.
+// Elsewhere its code is compiled out: at fp8 d=128 (4096 keys end in 64 of 192) it saved 1.7% of
+// the kernel's time and ptxas's schedule of the main loop lost 1% (docs/perf-notes.md, fa3 v9).
+template <int D, int C, class E>
+constexpr bool kNarrowFirst = D == 64 && C == 2 && E::kElemBytes == 2;
 
 #ifdef GENBENCH_SM90A_ENABLED
 
@@ -152,14 +164,15 @@ __device__ __forceinline__ std::uint32_t phase_of(int g) {
 
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows; each
 // k step covers 32 bytes of a 128-byte chunk row).
-template <class E, int D, int BN, int BM>
-__device__ __forceinline__ void issue_qk(float (&s)[BN / 2], std::uint32_t q_base, std::uint32_t k_base) {
+// The stage holds KN keys; N = KN, or fewer for the stage's first N keys (a narrow block).
+template <class E, int D, int N, int BM, int KN = N>
+__device__ __forceinline__ void issue_qk(float (&s)[N / 2], std::uint32_t q_base, std::uint32_t k_base) {
   const std::uint64_t da = sm90::make_desc_sw128(q_base, 16, 1024), db = sm90::make_desc_sw128(k_base, 16, 1024);
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < D / E::kK; ++kk)
-    E::template wgmma_qk<BN>(s, sm90::desc_advance(da, (kk / 4) * (BM * 128) + (kk % 4) * 32),
-                             sm90::desc_advance(db, (kk / 4) * (BN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
+    E::template wgmma_qk<N>(s, sm90::desc_advance(da, (kk / 4) * (BM * 128) + (kk % 4) * 32),
+                            sm90::desc_advance(db, (kk / 4) * (KN * 128) + (kk % 4) * 32), kk > 0 ? 1 : 0);
   sm90::wgmma_commit();
 }
 
@@ -502,8 +515,42 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       continue;
     }
     if (n_blocks > 0) {
-      // Block kb_end - 1: QK^T and softmax only.
-      {
+      // Block kb_end - 1: QK^T and softmax only (its PV goes with the next block's QK^T).
+      // Narrow (kNarrowFirst) where this warpgroup's rows see none of its second half: QK^T
+      // and softmax BN / 2 wide, P zero beyond (the PV stays the loop's, full width: issued
+      // at once and alone, the narrow PV measured slower, docs/perf-notes.md fa3 v12).
+      bool narrow = false;
+      if constexpr (kNarrowFirst<D, C, E>) {
+        const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
+        narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
+        if (narrow) {
+          constexpr int kHalf = BN / 2;
+          float s_n[kHalf / 2];  // its own array: aliased onto s_acc, ptxas serialized the wgmmas (fa3 v9)
+          const int s = stage_of<S>(g);
+          sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
+          turn_wait();
+          issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
+          turn_pass();
+          sm90::wgmma_wait<0>();
+          fence_acc(s_n);
+          release(empty_k + 8 * s);
+          OnlineSoftmax<kHalf> sn;
+          if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
+          sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
+          sm.take(sn);
+          std::uint32_t p_n[kHalf / E::kK][4];
+          E::template convert_p<kHalf>(s_n, p_n);
+#pragma unroll
+          for (int k = 0; k < kHalf / E::kK; ++k)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) pf[k][r] = p_n[k][r];
+#pragma unroll
+          for (int k = kHalf / E::kK; k < BN / E::kK; ++k)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) pf[k][r] = 0u;
+        }
+      }
+      if (!narrow) {
         const int s = stage_of<S>(g);
         sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
         turn_wait();

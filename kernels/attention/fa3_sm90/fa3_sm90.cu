@@ -22,7 +22,11 @@ namespace {
 
 // fp16 / bf16 elements: k16 wgmma steps; V [BN keys][D] in 64-element column chunks, read
 // N-major (transposed) by the PV wgmma; P packed in pairs is the A fragment as it stands.
-template <bool kBF16>
+// kSplit: the split tail compiled in (fa3_split.h; d=128 only, kSplitTail in fa3_kernel.cuh).
+// d=128 has both kernels, and a launch takes the one with the split only where its plan splits:
+// compiled in, the split's code made the kernel 1-4% slower at 512-1K, where it does not split
+// (docs/perf-notes.md, fa3 v12).
+template <bool kBF16, bool kSplit>
 struct Elem16 {
   static constexpr int kElemBytes = 2, kK = 16;
   static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
@@ -30,7 +34,7 @@ struct Elem16 {
   // What a piece of a split tile costs beyond its key blocks, in blocks (fa3_split.h): fitted
   // to the split's A/B at d=128, where 1K (8 blocks a tile) lost 1.6%, 2K (16) was even and 4K
   // (32) gained 1.5% (docs/perf-notes.md, fa3 v11).
-  static constexpr bool kSplitTail = true;
+  static constexpr bool kSplitTail = kSplit;
   static constexpr float kPieceCostBlocks = 5.f;
   // Lazy rescaling at d=256 (P <= 2^8): O is 128 registers per thread against 40 scores of an
   // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=128 it
@@ -86,12 +90,19 @@ struct Config {
 };
 constexpr Config kConfigs[] = {{64, 128, 3, 3}, {64, 128, 2, 3}, {128, 128, 2, 2}, {256, 80, 2, 2}};
 
-// Calls f.template operator()<D, BN, C, S, kBF16>() for configuration c.
+// Calls f.template operator()<D, BN, C, S, E>() for configuration c, E = Elem16<bf16, split>
+// (split: the kernel with the split tail, which only d=128 has).
 template <typename F>
-void dispatch(const Config& c, bool bf16, F&& f) {
-#define GENBENCH_FA3_CASE(D, BN, C, S)                                                                       \
-  if (c.d == D && c.bn == BN && c.consumers == C && c.stages == S)                                         \
-    return bf16 ? f.template operator()<D, BN, C, S, true>() : f.template operator()<D, BN, C, S, false>();
+void dispatch(const Config& c, bool bf16, bool split, F&& f) {
+#define GENBENCH_FA3_CASE(D, BN, C, S)                                                                    \
+  if (c.d == D && c.bn == BN && c.consumers == C && c.stages == S) {                                      \
+    if constexpr (kSplitTail<D, Elem16<true, true>>)                                                      \
+      if (split)                                                                                          \
+        return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, true>>()                            \
+                    : f.template operator()<D, BN, C, S, Elem16<false, true>>();                          \
+    return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, false>>()                               \
+                : f.template operator()<D, BN, C, S, Elem16<false, false>>();                             \
+  }
   GENBENCH_FA3_CASE(64, 128, 3, 3)
   GENBENCH_FA3_CASE(64, 128, 2, 3)
   GENBENCH_FA3_CASE(128, 128, 2, 2)
@@ -102,18 +113,19 @@ void dispatch(const Config& c, bool bf16, F&& f) {
 }
 
 struct SetSmem {
-  template <int D, int BN, int C, int S, bool kBF16>
-  void operator()() const { set_smem_limit<D, BN, C, S, Elem16<kBF16>>(); }
+  template <int D, int BN, int C, int S, class E>
+  void operator()() const { set_smem_limit<D, BN, C, S, E>(); }
 };
 
+// The split tail's plan (none without the split's kernel).
 struct MakeSplit {
   const Problem& p;
   int ctas;
   SplitTail& out;
-  template <int D, int BN, int C, int S, bool kBF16>
+  template <int D, int BN, int C, int S, class E>
   void operator()() const {
     const int tiles = kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f).num_tiles;
-    out = make_split_tail<D, BN, C, Elem16<kBF16>>(p, p.cu_q != nullptr, tiles, ctas, Elem16<kBF16>::kPieceCostBlocks);
+    out = make_split_tail<D, BN, C, E>(p, p.cu_q != nullptr, tiles, ctas, E::kPieceCostBlocks);
   }
 };
 
@@ -123,9 +135,9 @@ struct Launch {
   int ctas;
   const SplitTail& split;
   cudaStream_t stream;
-  template <int D, int BN, int C, int S, bool kBF16>
+  template <int D, int BN, int C, int S, class E>
   void operator()() const {
-    launch_kernel<D, BN, C, S, Elem16<kBF16>>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv,
+    launch_kernel<D, BN, C, S, E>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv,
                                               to, ctas, split, stream);
   }
 };
@@ -149,7 +161,7 @@ Config choose(const Problem& p) {
 }  // namespace
 
 std::string build_support() {
-  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, 2, Elem16<true>>));
+  return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, 2, Elem16<true, false>>));
 }
 
 Launcher::Launcher(const Problem& p) : p_(p) {
@@ -157,13 +169,13 @@ Launcher::Launcher(const Problem& p) : p_(p) {
   bn_ = c.bn;
   consumers_ = c.consumers;
   stages_ = c.stages;
-  dispatch(c, p.bf16, SetSmem{});
   // Persistent unless asked otherwise: with tiles claimed from the counter it was as fast as
   // or faster than one CTA per tile at every measured shape (docs/perf-notes.md, fa3 v2;
   // seqlen 512 causal +18%).
   persistent_ctas_ = persistent_ctas(p);
   if ((p.cu_q == nullptr) != (p.cu_k == nullptr)) throw Error("fa3: varlen needs both cu_seqlens arrays");
-  dispatch(c, p.bf16, MakeSplit{p, persistent_ctas_, split_});
+  dispatch(c, p.bf16, true, MakeSplit{p, persistent_ctas_, split_});
+  dispatch(c, p.bf16, split(), SetSmem{});
   const bool packed = p.cu_q != nullptr;
   const int map_b = packed ? 1 : p.batch, rows_q = packed ? p.batch * p.seqlen_q : p.seqlen_q,
             rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
@@ -174,7 +186,7 @@ Launcher::Launcher(const Problem& p) : p_(p) {
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
+  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, split(), Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
 }
 
 std::string Launcher::variant() const {
@@ -182,7 +194,7 @@ std::string Launcher::variant() const {
   // persistent, split tail, varlen (short: the variant column also carries graph replay
   // statistics).
   return strprintf("m%dn%dd%d-ws%d-kv%d%s%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1, stages_,
-                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "", split_.plan.slots > 0 ? "-st" : "",
+                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "", split() ? "-st" : "",
                    p_.cu_q ? " varlen" : "");
 }
 

@@ -64,6 +64,8 @@ class Launcher {
   explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
   void launch(cudaStream_t stream) const;
   std::string variant() const;
+  // Whether launches split their tail (and take the kernel with the split compiled in).
+  bool split() const { return split_.plan.slots > 0; }
   // The split tail's workspace (SplitTail): bytes needed (0: none), and the zeroed memory,
   // which must outlive the launches.
   std::size_t split_workspace_bytes() const { return split_.ws_bytes; }

@@ -284,6 +284,31 @@ void expect_reruns_valid(Case* c, int times) {
 #endif
 }
 
+// The narrow first block (kernels/attention/fa3_sm90/fa3_kernel.cuh, kNarrowFirst: d=64 on two
+// consumer warpgroups): a warpgroup whose rows see keys only in the first half of the tile's
+// first key block computes that block 64 keys wide. Causal with seqlen_k = seqlen_q (the first
+// warpgroup of every tile), seqlen_k > seqlen_q (the diagonal shifted: narrow for some tiles'
+// first warpgroup only), seqlen_k < seqlen_q (rows without keys), grouped heads; non-causal on
+// two consumers with 26 keys in the last block (narrow for both) and 104 (not narrow).
+TEST_F(Fa3Gpu, NarrowFirstBlockShapes) {
+  for (const char* dt : {"bf16", "fp16"})
+    for (std::int64_t n : {1, 65, 129, 512, 1000}) {
+      auto c = check({2, 4, 4, n, n}, 64, true, dt);
+      ASSERT_NE(c, nullptr);
+      EXPECT_EQ(c->variant().rfind("m128n128d64-ws3", 0), 0u) << c->variant();
+    }
+  check({1, 4, 4, 700, 900}, 64, true, "bf16");
+  check({1, 4, 4, 1000, 600}, 64, true, "bf16");
+  check({2, 8, 2, 1000, 1000}, 64, true, "bf16");
+  ScopedEnv two("GENBENCH_FA3_CONSUMERS", "2");
+  for (std::int64_t sk : {1050, 1000}) {
+    auto c = check({2, 4, 4, 300, sk}, 64, false, "bf16");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->variant().rfind("m128n128d64-ws3", 0), 0u) << c->variant();
+    expect_reruns_valid(c.get(), 1);
+  }
+}
+
 TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
   ScopedEnv env("GENBENCH_FA3_PERSISTENT", "1");
   for (std::int64_t d : {64, 128, 256}) {
@@ -305,10 +330,9 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
 
 // The split tail (kernels/attention/fa3_sm90/fa3_split.h), forced on: the small shapes have
 // fewer tiles than SMs, so every tile is cut into pieces of 2-20 key blocks across CTAs (odd
-// lengths put the masked last block in one of them; three consumers at d=64 with an idle
-// warpgroup in the last query block); {2, 16, 4, 2048, 2048} has whole rounds before a split
-// last one (512 tiles on 132 SMs). Causal, d=256, e4m3 and one-CTA-per-tile launches never
-// split.
+// lengths put the masked last block in one of them; 3000 x 5000 with GQA); {2, 16, 4, 2048,
+// 2048} has whole rounds before a split last one (512 tiles on 132 SMs). Causal, d=64, d=256,
+// e4m3 and one-CTA-per-tile launches never split.
 TEST_F(Fa3Gpu, SplitTailEveryMode) {
   ScopedEnv env("GENBENCH_FA3_SPLIT", "1");
   auto expect_split = [](const std::unique_ptr<Case>& c, bool split) {
@@ -316,12 +340,9 @@ TEST_F(Fa3Gpu, SplitTailEveryMode) {
     EXPECT_EQ(c->variant().find("-st") != std::string::npos, split) << c->variant();
   };
   expect_split(check({2, 3, 3, 1000, 1000}, 128, false, "bf16"), true);
-  expect_split(check({1, 4, 2, 3000, 5000}, 64, false, "fp16"), true);
   expect_split(check({2, 16, 4, 2048, 2048}, 128, false, "bf16"), true);
-  {
-    ScopedEnv two("GENBENCH_FA3_CONSUMERS", "2");
-    expect_split(check({1, 4, 2, 3000, 5000}, 64, false, "bf16"), true);
-  }
+  expect_split(check({1, 4, 2, 3000, 5000}, 128, false, "fp16"), true);
+  expect_split(check({1, 4, 2, 3000, 5000}, 64, false, "fp16"), false);  // kSplitTail: d=128 only
   expect_split(check({2, 3, 3, 1000, 1000}, 128, true, "bf16"), false);
   expect_split(check({2, 3, 3, 1000, 1000}, 256, false, "bf16"), false);
   expect_split(check({2, 3, 3, 1000, 1000}, 128, false, "fp8_e4m3"), false);  // E4m3::kSplitTail
