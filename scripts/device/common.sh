@@ -37,11 +37,16 @@ summary_points() {
       printf " %s\n", $(NF-1) }'
 }
 
+# ab_rounds VARIANTS CONFIG...: each config with build-new and every build-VARIANT, ROUNDS times;
+# even rounds run the variants in reverse order (the GPU's state after the previous run moved a
+# 3-warmup point by ~1%: docs/perf-notes.md, fa3 v12).
 ab_rounds() {
-  local vars=$1 r cfg v; shift
+  local vars=$1 r cfg v order; shift
   for r in $(seq "${ROUNDS:-2}"); do
+    order="new $vars"
+    (( r % 2 == 0 )) && order=$(printf '%s\n' $order | tac | xargs)
     for cfg in "$@"; do
-      for v in new $vars; do
+      for v in $order; do
         timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
         summary_points /tmp/ab.txt "$(printf 'r%s %-5s ' "$r" "$v")"
       done

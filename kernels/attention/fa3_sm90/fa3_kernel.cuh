@@ -24,8 +24,9 @@
 //     ring of named barriers), so one warpgroup's softmax runs under another's GEMMs.
 // Key blocks are visited from the last to the first, so the blocks that need masking (the
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
-// above the diagonal. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the
-// next packed sequence's rows) and not stored; with three consumers, a warpgroup whose 64 rows
+// above the diagonal; at 16-bit d=64 on two consumers, a warpgroup that sees only the first
+// half of its first block computes that block half wide (kNarrowFirst). Rows past seqlen_q are
+// computed on TMA's zero fill (or, varlen, on the next packed sequence's rows) and not stored; with three consumers, a warpgroup whose 64 rows
 // all lie past seqlen_q skips the tile's GEMMs and softmax, keeping only its barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
 // warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
