@@ -134,10 +134,11 @@ class Parser {
   }
 
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
-    check_keys(n, {"warmup", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
+    check_keys(n, {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
                    "launches_per_sample"},
                "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
+    if (n["warmup_time"]) t.warmup_time_s = real(n["warmup_time"], "warmup_time", 0, 3600);
     if (n["min_iterations"]) t.min_iterations = static_cast<int>(integer(n["min_iterations"], "min_iterations", 1, 1000000, false));
     if (n["max_iterations"]) t.max_iterations = static_cast<int>(integer(n["max_iterations"], "max_iterations", 1, 1000000, false));
     if (n["min_time"]) t.min_time_s = real(n["min_time"], "min_time", 0, 3600);

@@ -485,6 +485,7 @@ void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
       h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
       h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.max_iterations));
       h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
+      h5::set_attr(g, "timing_warmup_time_s", b.timing.warmup_time_s);
       h5::set_attr(g, "timing_min_iterations", static_cast<std::int64_t>(b.timing.min_iterations));
       h5::set_attr(g, "timing_min_time_s", b.timing.min_time_s);
       h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);

@@ -1,6 +1,7 @@
 #include "runner/runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -446,7 +447,15 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         {
           auto timer = backend->make_timer();
           const double per_run = std::max(1, c->iterations_per_run());  // graph replays time K iterations
-          for (int w = 0; w < b.timing.warmup; ++w) {
+          // Warm-up: the count, then (warmup_time) until the slowest rank's clock says so; every
+          // rank takes the same decision, and the collective max only once the count is reached.
+          const auto warm0 = std::chrono::steady_clock::now();
+          for (int w = 0;; ++w) {
+            if (w >= b.timing.warmup) {
+              if (b.timing.warmup_time_s <= 0) break;
+              const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - warm0).count();
+              if (warmup_done(b.timing, w, comm.max(elapsed))) break;
+            }
             comm.barrier();
             c->run();
             backend->synchronize();

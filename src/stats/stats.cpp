@@ -41,6 +41,10 @@ double median_rel_error(const Summary& s) {
   return 1.2533 * s.stddev / (std::sqrt(static_cast<double>(s.n)) * s.median);
 }
 
+bool warmup_done(const TimingPolicy& p, int done, double elapsed_s) {
+  return done >= p.warmup && elapsed_s >= p.warmup_time_s;
+}
+
 bool StopCriterion::add(double seconds) {
   samples_.push_back(seconds);
   total_ += seconds;

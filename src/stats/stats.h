@@ -17,6 +17,10 @@ Summary summarize(std::vector<double> samples);
 // holds identically, so every rank stops after the same iteration.
 struct TimingPolicy {
   int warmup = 3;
+  // Warm-up also runs until this many seconds have passed (0: the count alone). A few launches
+  // leave the GPU in whatever clock and power state the previous work left it; under seconds
+  // of sustained load an H200 settles ~1.5% slower at fp8 attention (docs/perf-notes.md, fa3 v12).
+  double warmup_time_s = 0;
   int min_iterations = 10;
   int max_iterations = 1000;
   double min_time_s = 0.05;   // sum of timed samples before an early stop is allowed
@@ -26,6 +30,9 @@ struct TimingPolicy {
   // by it (and by Case::iterations_per_run()), so samples stay per iteration.
   int launches_per_sample = 1;
 };
+
+// Whether warm-up is over after `done` launches that took `elapsed_s` seconds.
+bool warmup_done(const TimingPolicy& p, int done, double elapsed_s);
 
 // Relative standard error of the median: 1.2533 * stddev / (sqrt(n) * median).
 double median_rel_error(const Summary& s);

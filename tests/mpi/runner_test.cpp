@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -203,6 +204,37 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
     H5Tclose(ft);
     H5Dclose(d);
     H5Fclose(f);
+  }
+}
+
+// warmup_time: the untimed launches go on until that long has passed (here ~1000x what one
+// launch of the tiny GEMM takes), with every rank taking the same decision; the file records it.
+TEST(Runner, WarmupLastsWarmupTime) {
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/warm.h5";
+  const Config cfg = parse_config(R"(benchmarks:
+  - name: gemm
+    op: gemm
+    implementations: [reference]
+    axes: {m: 16, n: 16, k: 16, dtype: fp32}
+    timing: {warmup: 0, warmup_time: 2.0, min_iterations: 1, max_iterations: 1, min_time: 0}
+)",
+                                  "warm.yaml");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_benchmarks(cfg, host_run(path), comm), kExitOk);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(took, 2.0);
+  if (comm.is_root()) {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    hid_t a = H5Aopen_by_name(f, "/benchmarks/gemm", "timing_warmup_time_s", H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(a, 0);
+    double v = 0;
+    EXPECT_GE(H5Aread(a, H5T_NATIVE_DOUBLE, &v), 0);
+    EXPECT_DOUBLE_EQ(v, 2.0);
+    H5Aclose(a);
+    H5Fclose(f);
+    EXPECT_EQ(rows(path, "gemm"), 1);
   }
 }
 

@@ -76,5 +76,19 @@ TEST(Stop, MaxTime) {
   EXPECT_STREQ(c.reason(), "max_time");
 }
 
+TEST(Warmup, CountThenTime) {
+  TimingPolicy p;
+  p.warmup = 3;
+  EXPECT_FALSE(warmup_done(p, 2, 10.0));
+  EXPECT_TRUE(warmup_done(p, 3, 0.0));  // warmup_time 0: the count alone
+  p.warmup_time_s = 0.5;
+  EXPECT_FALSE(warmup_done(p, 3, 0.4));
+  EXPECT_FALSE(warmup_done(p, 2, 0.6));
+  EXPECT_TRUE(warmup_done(p, 3, 0.5));
+  p.warmup = 0;
+  EXPECT_FALSE(warmup_done(p, 0, 0.1));
+  EXPECT_TRUE(warmup_done(p, 7, 0.7));
+}
+
 }  // namespace
 }  // namespace genbench
