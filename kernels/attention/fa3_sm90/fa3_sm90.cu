@@ -86,7 +86,8 @@ struct Elem16 {
 };
 
 // The compiled configurations (head dim, key tile, consumer warpgroups, K/V ring stages): the
-// only template instantiations of the kernel, each in bf16 and fp16. Key tiles measured on H200
+// only template instantiations of the kernel, each in bf16 and fp16, d=128 with and without the
+// split tail (dispatch). Key tiles measured on H200
 // (docs/perf-notes.md, fa3): 176 for d=128 and 192 for d=64 were within run-to-run noise of
 // 128, so the narrower tiles stay; d=256 needs 80 to fit shared memory and registers. d=64 has
 // the shared memory for a third stage, which lets the producer run further ahead into the next
