@@ -17,14 +17,8 @@ if [ -n "${TEST_FILTER:-}" ]; then
   step tests 240 tests.txt "$B/tests/genbench_tests" --gtest_filter="$TEST_FILTER"
   grep -E '^\[  (PASSED|FAILED) |^\[==========\]|Failure' "$OUT/tests.txt" | cut -c1-200 | head -30
 fi
-# Even rounds take the settings in reverse order (see ab_rounds in common.sh).
-settings=("$@")
 for r in $(seq "${ROUNDS:-1}"); do
-  order=("${settings[@]}")
-  if (( r % 2 == 0 )); then
-    order=()
-    for (( i = ${#settings[@]} - 1; i >= 0; --i )); do order+=("${settings[i]}"); done
-  fi
+  mapfile -t order < <(round_order "$r" "$@")  # even rounds reversed (common.sh)
   for e in "${order[@]}"; do
     env $e timeout 200 "$B/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$e rc=$?"
     summary_points /tmp/ab.txt "$(printf 'r%s %-22s ' "$r" "$e")" "fa3|fa2|cudnn|unfused|cublaslt|torch"

@@ -37,16 +37,20 @@ summary_points() {
       printf " %s\n", $(NF-1) }'
 }
 
-# ab_rounds VARIANTS CONFIG...: each config with build-new and every build-VARIANT, ROUNDS times;
-# even rounds run the variants in reverse order (the GPU's state after the previous run moved a
-# 3-warmup point by ~1%: docs/perf-notes.md, fa3 v12).
+# round_order R ITEM...: the items one per line, reversed when round R is even (the GPU's state
+# after the previous run moved a 3-warmup point by ~1%: docs/perf-notes.md, fa3 v12).
+round_order() {
+  local r=$1; shift
+  if (( r % 2 == 0 )); then printf '%s\n' "$@" | tac; else printf '%s\n' "$@"; fi
+}
+
+# ab_rounds VARIANTS CONFIG...: each config with build-new and every build-VARIANT, ROUNDS times,
+# in round_order.
 ab_rounds() {
-  local vars=$1 r cfg v order; shift
+  local vars=$1 r cfg v; shift
   for r in $(seq "${ROUNDS:-2}"); do
-    order="new $vars"
-    (( r % 2 == 0 )) && order=$(printf '%s\n' $order | tac | xargs)
     for cfg in "$@"; do
-      for v in $order; do
+      for v in $(round_order "$r" new $vars); do
         timeout 200 "build-$v/bin/genbench" run "$cfg" -o /tmp/ab.h5 --force > /tmp/ab.txt 2>&1 || echo "$v $cfg rc=$?"
         summary_points /tmp/ab.txt "$(printf 'r%s %-5s ' "$r" "$v")"
       done

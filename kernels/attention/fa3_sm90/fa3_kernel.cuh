@@ -26,8 +26,9 @@
 // seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
 // above the diagonal; at 16-bit d=64 on two consumers, a warpgroup that sees only the first
 // half of its first block computes that block half wide (kNarrowFirst). Rows past seqlen_q are
-// computed on TMA's zero fill (or, varlen, on the next packed sequence's rows) and not stored; with three consumers, a warpgroup whose 64 rows
-// all lie past seqlen_q skips the tile's GEMMs and softmax, keeping only its barrier protocol.
+// computed on TMA's zero fill (or, varlen, on the next packed sequence's rows) and not stored;
+// with three consumers, a warpgroup whose 64 rows all lie past seqlen_q skips the tile's GEMMs
+// and softmax, keeping only its barrier protocol.
 // Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
 // warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
 // into the next sequence, and where E::kTmaStoreO<D> is off), while the producer already
@@ -82,8 +83,8 @@ struct KernelParams {
   int* counts;  // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
 };
 
-// The split tail of a persistent launch (fa3_split.h), a parameter of its own (KernelParams
-// kept its size, and with it the e4m3 kernel's machine code; docs/perf-notes.md, fa3 v11):
+// The split tail of a persistent launch (fa3_split.h), a parameter of its own (so KernelParams
+// and the kernels without the split keep v10's PTX; removing it changed no time, fa3 v12):
 // claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split slots; without
 // a split num_claims = slots.tile0 = num_tiles.
 struct SplitParams {
@@ -178,12 +179,11 @@ __device__ __forceinline__ void issue_qk(float (&s)[N / 2], std::uint32_t q_base
 }
 
 // One work tile: a block of query rows of one (sequence, head), or a piece of one: key blocks
-// [kb_lo, kb_lo + n_blocks) of it (a split tile, fa3_split.h).
+// [split.kb_lo, split.kb_lo + n_blocks) of it (a split tile, fa3_split.h).
 struct Tile {
   bool valid;  // false: past the end of a shorter sequence of a varlen batch
   int b, h, row0, seqlen_q, seqlen_k, start_q, start_k, tma_b, n_blocks;
-  int kb_lo;  // first key block (0 unless a piece)
-  Piece split;  // a piece: its place among the tile's pieces (split.pieces = 1: a whole tile)
+  Piece split;  // its key blocks and place among the tile's pieces (kb_lo 0, pieces 1: whole)
 };
 
 // Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
@@ -216,7 +216,6 @@ __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   const int diag = ti.seqlen_k - ti.seqlen_q;  // causal: row i sees keys j <= i + diag
   const int key_end = p.causal ? min(ti.seqlen_k, max(0, row_last + diag + 1)) : ti.seqlen_k;
   ti.n_blocks = ti.valid ? (key_end + BN - 1) / BN : 0;
-  ti.kb_lo = 0;
   ti.split = Piece{0, 0, ti.n_blocks, 0, 1, 0};
   return ti;
 }
@@ -232,7 +231,6 @@ __device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams
   if (!kSplit || c < sp.slots.tile0) return tile_of<BM, BN>(p, c);
   const Piece pc = piece_of(sp.slots, (c - sp.slots.tile0) >> 1, (c - sp.slots.tile0) & 1);
   Tile ti = tile_of<BM, BN>(p, sp.slots.tile0 + pc.tail);
-  ti.kb_lo = pc.kb_lo;
   ti.n_blocks = pc.n_blocks;
   ti.split = pc;
   return ti;
@@ -328,7 +326,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
           sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * L::kChunkElems, ti.h, ti.start_q + ti.row0,
                             ti.tma_b);
         for (int it = 0; it < ti.n_blocks; ++it, ++g) {
-          const int n = ti.kb_lo + ti.n_blocks - 1 - it, s = stage_of<S>(g);
+          const int n = ti.split.kb_lo + ti.n_blocks - 1 - it, s = stage_of<S>(g);
           const std::uint32_t phase = phase_of<S>(g);
           // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
           // load key block n (K in 128-byte column chunks; V as the element type lays it out).
@@ -475,7 +473,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     if (code >= end_code) break;
     const Tile ti = work_of<kBlockM, BN, kSplit>(p, sp, code);
     if (!ti.valid) continue;
-    const int n_blocks = ti.n_blocks, kb_end = ti.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
+    const int n_blocks = ti.n_blocks, kb_end = ti.split.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
     const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
     lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
@@ -527,6 +525,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         if (narrow) {
           constexpr int kHalf = BN / 2;
           float s_n[kHalf / 2];  // its own array: aliased onto s_acc, ptxas serialized the wgmmas (fa3 v9)
+          // The full block's protocol below with the narrow array (one function for both reordered
+          // the PTX prologue of every 16-bit kernel; kept apart, their PTX stays as measured).
           const int s = stage_of<S>(g);
           sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
           turn_wait();

@@ -12,8 +12,9 @@
 // the last piece of a tile to finish combines the others' with its own and stores the tile.
 // Each piece pays a tile's fixed cost (its first block alone, its last PV alone, the epilogue)
 // and the partial results' trip through L2, so by default the tail is split only where r nb / W
-// plus that cost is below a tile's nb blocks; non-causal fixed-length launches only (causal tiles run longest first, so their
-// last round is short already; varlen tiles differ in length).
+// plus that cost is below a tile's nb blocks; non-causal fixed-length launches only (causal
+// tiles run longest first, so their last round is short already; varlen tiles differ in
+// length).
 #include <algorithm>
 #include <cstddef>
 
@@ -25,7 +26,7 @@
 
 namespace genbench::fa3 {
 
-// What the kernel needs of a split (in KernelParams). slots = 0: no split, and tile0 is the
+// What the kernel needs of a split (in SplitParams, fa3_kernel.cuh). slots = 0: no split, and tile0 is the
 // tile count. 32-bit arithmetic: plan_split keeps units x slots below 2^31.
 struct SplitSlots {
   int tile0 = 0;  // first split tile (tiles before it run whole)
