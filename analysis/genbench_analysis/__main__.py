@@ -1,4 +1,4 @@
-"""Command line: python -m genbench_analysis {report,compare} ..."""
+"""Command line: python -m genbench_analysis {report,compare,versus} ..."""
 
 from __future__ import annotations
 
@@ -45,6 +45,30 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_versus(args) -> int:
+    from .versus import VersusError, format_versus, versus
+
+    results = _load_all(args.files)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            v = versus(results, args.impl, args.peer, target=args.target, benchmarks=args.benchmark)
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
+    except VersusError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
+    axes = {n: r.axes(n) for r in results for n in r.benchmarks}
+    text = format_versus(v, args.impl, args.peer, args.target, fmt, axes=axes)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m genbench_analysis",
                                 description="Reports and comparisons of genbench result files (HDF5).")
@@ -69,6 +93,20 @@ def main(argv=None) -> int:
     c.add_argument("-b", "--benchmark", action="append", metavar="NAME", help="only this benchmark (repeatable)")
     c.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     c.set_defaults(func=cmd_compare)
+
+    v = sub.add_parser("versus", help="one implementation against another run beside it: per point, the ratio "
+                                      "within each file, median and spread over the files (rounds)")
+    v.add_argument("files", nargs="+", help="result files (.h5), e.g. rounds of one config")
+    v.add_argument("--impl", required=True, help="the implementation rated (numerator)")
+    v.add_argument("--peer", required=True, help="the implementation it is rated against (denominator)")
+    v.add_argument("--target", type=float, metavar="RATIO",
+                   help="verdict per point: met (every round >= RATIO), not met (every round below), spread")
+    fmt = v.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="every point as CSV")
+    fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    v.add_argument("-b", "--benchmark", action="append", metavar="NAME", help="only this benchmark (repeatable)")
+    v.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    v.set_defaults(func=cmd_versus)
 
     args = p.parse_args(argv)
     try:

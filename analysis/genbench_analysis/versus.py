@@ -1,0 +1,143 @@
+"""One implementation against another measured in the same runs, over repeated runs.
+
+A race between two implementations is decided point by point inside each file: both ran in
+the same job, on the same device, in the same state, so their ratio (impl / peer throughput,
+the metric compare.py chooses) is the measurement; what one file measured is not divided by
+another file's number. Given several files (rounds of the same config), each point gets the
+median, the smallest and the largest of its per-file ratios, and the medians of both
+throughputs. With a target ratio the verdict is "met" (every round at or above it), "not met"
+(every round below) or "spread" (the rounds fall on both sides: the target lies within the
+run-to-run spread).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import List, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .compare import METRIC_LABELS, _fmt_value, _varying, compare_points, markdown_table, text_table
+from .loader import OK, Result
+
+MET, NOT_MET, SPREAD = "met", "not met", "spread"
+
+
+class VersusError(ValueError):
+    """Nothing to compare: the implementations are the same or never ran side by side."""
+
+
+def target_verdict(ratios: Sequence[float], target: Optional[float]) -> str:
+    """met / not met / spread of the per-round ratios against target ('' without one)."""
+    r = np.asarray([x for x in ratios if x is not None and np.isfinite(x)], dtype=float)
+    if target is None:
+        return ""
+    if r.size == 0:
+        return "-"
+    if (r >= target).all():
+        return MET
+    if (r < target).all():
+        return NOT_MET
+    return SPREAD
+
+
+def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str]] = None) -> pd.DataFrame:
+    """impl against peer in one file: a row per point of every benchmark where both appear."""
+    frames = []
+    for name, b in result.benchmarks.items():
+        if benchmarks and name not in benchmarks:
+            continue
+        t = result.table(name)
+        if t.empty or "impl" not in t:
+            continue
+        mine, theirs = t[t["impl"] == impl], t[t["impl"] == peer]
+        if mine.empty or theirs.empty:
+            continue
+        keys = [a for a in b.axes if a in t]
+        # compare_points rates B against A: the peer is A, the implementation B.
+        cmp = compare_points(theirs.drop(columns="impl"), mine.drop(columns="impl"), keys, benchmark=name)
+        cmp = cmp.rename(columns={"a": "peer", "b": "impl", "status_a": "status_peer", "status_b": "status_impl"})
+        cmp.insert(0, "file", result.path)
+        frames.append(cmp)
+    return pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
+
+
+def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[float] = None,
+           benchmarks: Optional[List[str]] = None) -> pd.DataFrame:
+    """Per benchmark and point: rounds (files where both ran ok), medians of impl and peer,
+    median / min / max of the per-file ratios impl / peer, and the target verdict.
+
+    Raises VersusError when impl == peer or when no file has a benchmark running both.
+    """
+    if impl == peer:
+        raise VersusError(f"the implementation and its peer are both {impl!r}")
+    if target is not None and not (np.isfinite(target) and target > 0):
+        raise VersusError(f"target must be a positive ratio, not {target}")
+    devices = sorted({r.device for r in results})
+    if len(devices) > 1:
+        warnings.warn("the files come from different devices (" + "; ".join(devices) + "): each ratio is "
+                      "still taken within one file, but their spread mixes devices", stacklevel=2)
+    frames = [f for f in (per_file(r, impl, peer, benchmarks) for r in results) if not f.empty]
+    if not frames:
+        seen = sorted({str(i) for r in results for i in r.points.get("impl", pd.Series(dtype=object)).unique()})
+        raise VersusError(f"no benchmark ran both {impl!r} and {peer!r} in these files "
+                          f"(implementations seen: {', '.join(seen) or 'none'})")
+    allf = pd.concat(frames, ignore_index=True, sort=False)
+    rows = []
+    for name in dict.fromkeys(allf["benchmark"]):
+        g = allf[allf["benchmark"] == name]
+        keys = [c for c in g.columns if c not in _RATED and c not in ("file", "benchmark")]
+        for key, p in g.groupby(keys, sort=False, dropna=False) if keys else [((), g)]:
+            key = key if isinstance(key, tuple) else (key,)
+            ok = p[np.isfinite(p["ratio"].astype(float))]
+            ratios = ok["ratio"].astype(float).to_numpy()
+            row = {"benchmark": name, **dict(zip(keys, key)), "metric": p["metric"].iloc[0],
+                   "rounds": int(len(ratios)), "files": int(p["file"].nunique()),
+                   "impl": float(np.median(ok["impl"])) if len(ok) else np.nan,
+                   "peer": float(np.median(ok["peer"])) if len(ok) else np.nan,
+                   "ratio": float(np.median(ratios)) if len(ratios) else np.nan,
+                   "ratio_min": float(ratios.min()) if len(ratios) else np.nan,
+                   "ratio_max": float(ratios.max()) if len(ratios) else np.nan}
+            if not len(ratios):
+                why = sorted(set(p["verdict"].astype(str)))
+                row["verdict"] = "not compared: " + ", ".join(why)
+            else:
+                row["verdict"] = target_verdict(ratios, target)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+_RATED = {"status_peer", "status_impl", "metric", "peer", "impl", "ratio", "noise_a", "noise_b", "noise", "verdict"}
+
+
+def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float] = None, fmt: str = "text",
+                  axes: Optional[dict] = None) -> str:
+    """The race as text tables, Markdown or CSV (one table per benchmark)."""
+    if fmt == "csv":
+        return v.to_csv(index=False)
+    lines = [f"{impl} against {peer}: ratio = {impl} / {peer} within each file, median (min-max) over the files"
+             + (f"; target {target:g}" if target is not None else ""), ""]
+    for name in dict.fromkeys(v["benchmark"]):
+        g = v[v["benchmark"] == name]
+        keys = (axes or {}).get(name) or [c for c in g.columns if c not in _SUMMARY]
+        shown = _varying(g, keys) or keys[:1]
+        label = METRIC_LABELS.get(g["metric"].iloc[0], g["metric"].iloc[0])
+        t = pd.DataFrame({c: g[c].map(_fmt_value) for c in shown})
+        # "2/3": a point that ran side by side in fewer files than the benchmark appears in.
+        t["rounds"] = [str(r) if r == f else f"{r}/{f}" for r, f in zip(g["rounds"], g["files"])]
+        t[f"{impl} {label}"] = g["impl"].map(_fmt_value)
+        t[f"{peer} {label}"] = g["peer"].map(_fmt_value)
+        t["ratio"] = g["ratio"].map(lambda r: "-" if not np.isfinite(r) else f"{r:.3f}")
+        t["min-max"] = [("-" if not np.isfinite(a) else f"{a:.3f}-{b:.3f}") for a, b in zip(g["ratio_min"], g["ratio_max"])]
+        if target is not None or (g["verdict"] != "").any():
+            t["verdict"] = g["verdict"]
+        t = t.reset_index(drop=True)
+        if fmt == "markdown":
+            lines += [f"### {name} ({label})", "", markdown_table(t), ""]
+        else:
+            lines += [f"== {name} ({label}) ==", text_table(t), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_SUMMARY = {"benchmark", "metric", "rounds", "files", "impl", "peer", "ratio", "ratio_min", "ratio_max", "verdict"}

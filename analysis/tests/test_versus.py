@@ -1,0 +1,133 @@
+"""versus: one implementation against another run beside it, over rounds (files)."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from genbench_analysis import loader
+from genbench_analysis.__main__ import main
+from genbench_analysis.versus import MET, NOT_MET, SPREAD, VersusError, target_verdict, versus
+
+# Per file (round): the reference implementation's throughput over the peer's.
+RATIOS = [1.10, 1.02, 1.06]
+
+
+def _add_peer(src, dst, ratio, fail_first=False):
+    """A copy of src whose gemm benchmark also holds a second implementation, "peer", at
+    1 / ratio of the reference's throughput on every point (the same statuses); with
+    fail_first the peer's first point failed."""
+    import h5py
+
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        g = f["benchmarks"]["gemm"]
+        pts, rs, smp = g["points"][()], g["rank_stats"][()], g["samples"][()]
+        n = len(pts)
+        peer = pts.copy()
+        peer["impl"] = b"peer"
+        peer["point"] = pts["point"] + n
+        peer["tflops"] = pts["tflops"] / ratio
+        for c in peer.dtype.names:
+            if c.startswith("time_"):
+                peer[c] = pts[c] * ratio
+        if fail_first:
+            peer["status"][0] = b"failed"
+        for name, extra in (("points", peer), ("rank_stats", rs), ("samples", smp * ratio)):
+            d = g[name]
+            d.resize(2 * n, axis=0)
+            d[n:] = extra
+        g.attrs["implementations"] = np.array(["reference", "peer"], dtype=h5py.string_dtype())
+    return str(dst)
+
+
+@pytest.fixture(scope="module")
+def rounds(file_a, tmp_path_factory):
+    d = tmp_path_factory.mktemp("versus")
+    return [_add_peer(file_a, d / f"round{i}.h5", r, fail_first=(i == 1)) for i, r in enumerate(RATIOS)]
+
+
+def _eager(v):
+    return v[(v["benchmark"] == "gemm") & (v["mode"] == "eager")]
+
+
+def test_ratio_is_the_median_of_the_per_file_ratios(rounds):
+    v = versus([loader.load(p) for p in rounds], "reference", "peer")
+    e = _eager(v)
+    assert len(e) == 4
+    first = e.iloc[0]
+    # The peer failed at the first point of round 1 (1.02): that point has two rounds left.
+    assert first["rounds"] == 2 and first["files"] == 3
+    assert first["ratio"] == pytest.approx(np.median([1.10, 1.06]))
+    assert first["ratio_min"] == pytest.approx(1.06) and first["ratio_max"] == pytest.approx(1.10)
+    for _, row in e.iloc[1:].iterrows():
+        assert row["rounds"] == 3
+        assert row["ratio"] == pytest.approx(1.06)
+        assert row["ratio_min"] == pytest.approx(1.02) and row["ratio_max"] == pytest.approx(1.10)
+        assert row["impl"] / row["peer"] == pytest.approx(row["ratio"], rel=0.05)
+    assert set(e["metric"]) == {"tflops"}
+
+
+def test_points_that_never_ran_are_not_compared(rounds):
+    v = versus([loader.load(p) for p in rounds], "reference", "peer")
+    graph = v[(v["benchmark"] == "gemm") & (v["mode"] == "graph")]
+    assert len(graph) == 4
+    assert (graph["rounds"] == 0).all()
+    assert graph["ratio"].isna().all()
+    assert all(s.startswith("not compared: ") and "unsupported" in s for s in graph["verdict"])
+
+
+def test_target_verdicts(rounds):
+    results = [loader.load(p) for p in rounds]
+    for target, want in ((1.0, MET), (1.05, SPREAD), (1.2, NOT_MET)):
+        e = _eager(versus(results, "reference", "peer", target=target)).iloc[1:]
+        assert set(e["verdict"]) == {want}, target
+    # Swapping the two inverts every ratio.
+    e = _eager(versus(results, "peer", "reference", target=1.0)).iloc[1:]
+    assert e["ratio"].to_numpy() == pytest.approx(1 / 1.06)
+    assert set(e["verdict"]) == {NOT_MET}
+
+
+def test_target_verdict_edges():
+    assert target_verdict([1.05, 1.05], 1.05) == MET
+    assert target_verdict([1.049, 1.2], 1.05) == SPREAD
+    assert target_verdict([float("nan")], 1.05) == "-"
+    assert target_verdict([0.9], None) == ""
+
+
+def test_bad_requests_are_errors(rounds, file_a):
+    results = [loader.load(p) for p in rounds]
+    with pytest.raises(VersusError, match="both 'peer'"):
+        versus(results, "peer", "peer")
+    with pytest.raises(VersusError, match="positive"):
+        versus(results, "reference", "peer", target=0)
+    # A file without the peer: nothing ran side by side, and the message names what there is.
+    with pytest.raises(VersusError, match=r"no benchmark ran both 'reference' and 'cudnn'.*peer, reference"):
+        versus(results, "reference", "cudnn")
+    with pytest.raises(VersusError, match="implementations seen: mpi, reference"):
+        versus([loader.load(file_a)], "reference", "peer")
+
+
+def test_command_line(rounds, tmp_path, capsys):
+    assert main(["versus", *rounds, "--impl", "reference", "--peer", "peer", "--target", "1.05"]) == 0
+    out = capsys.readouterr().out
+    assert "reference against peer" in out and "target 1.05" in out
+    assert "== gemm (TFLOP/s) ==" in out and "1.060" in out and "1.020-1.100" in out and SPREAD in out
+    assert " 2/3 " in out  # the point the peer failed in one round
+
+    md = tmp_path / "v.md"
+    assert main(["versus", *rounds, "--impl", "reference", "--peer", "peer", "--markdown", "-o", str(md),
+                 "-b", "gemm"]) == 0
+    text = md.read_text()
+    assert "### gemm (TFLOP/s)" in text and "| rounds |" in text.replace("|  rounds |", "| rounds |")
+    assert "attention" not in text
+
+    csv = tmp_path / "v.csv"
+    assert main(["versus", *rounds, "--impl", "reference", "--peer", "peer", "--csv", "-o", str(csv)]) == 0
+    df = pd.read_csv(csv)
+    assert {"benchmark", "rounds", "ratio", "ratio_min", "ratio_max", "verdict"} <= set(df.columns)
+    assert len(df[df["benchmark"] == "gemm"]) == 8
+
+    assert main(["versus", *rounds, "--impl", "reference", "--peer", "nope"]) == 2
+    assert "error: no benchmark ran both" in capsys.readouterr().err
