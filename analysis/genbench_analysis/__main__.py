@@ -21,6 +21,15 @@ def _load_all(paths):
     return results
 
 
+def _emit(text: str, output) -> None:
+    """text to the file output, or to stdout without one."""
+    if output:
+        with open(output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
 def cmd_report(args) -> int:
     from .report import write_report
 
@@ -37,11 +46,7 @@ def cmd_compare(args) -> int:
     cmp = compare(a, b, threshold=args.threshold, benchmarks=args.benchmark)
     fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
     text = format_comparison(cmp, a, b, fmt)
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     return 0
 
 
@@ -61,11 +66,7 @@ def cmd_versus(args) -> int:
     fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
     axes = {n: r.axes(n) for r in results for n in r.benchmarks}
     text = format_versus(v, args.impl, args.peer, args.target, fmt, axes=axes)
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     return 0
 
 
