@@ -5,8 +5,9 @@
 # same shapes (scripts/peers/fa3_torch_sdpa.py). Every step has a limit inside DEVICE_BUDGET_S
 # (default 480 s); printed last: one line per genbench point of the first round (benchmark,
 # point, implementation, TFLOP/s), fa3 against cudnn over the rounds (`genbench_analysis
-# versus`: per point the ratio within each round, median and min-max, against the 1.05 target)
-# and the torch table. Logs and result files go to $OUT (default results/device-fa3-side-by-side).
+# versus`: per point the ratio within each round, median and min-max, against the 1.05 target),
+# the torch table and the GPU tests' verdict. Logs and result files go to $OUT (default
+# results/device-fa3-side-by-side).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-480}
@@ -28,4 +29,6 @@ step torch 150 torch.txt bash -c "cd scripts/peers && python3 fa3_torch_sdpa.py"
 summary_points "$OUT/fa3.txt" "" "fa3|cudnn"; summary_points "$OUT/fp8.txt" "" fa3
 (( ${#rounds[@]} )) && PYTHONPATH=analysis python3 -m genbench_analysis versus "${rounds[@]}" --impl fa3 --peer cudnn --target 1.05
 cat "$OUT/torch.txt"
+# The tests' verdict again, last, where a tail of this output still shows it.
+grep -E "^\[  (PASSED|FAILED) " "$OUT/tests.txt" | sed 's/^/tests: /'
 echo "== done at $(( $(date +%s) - t0 ))s"
