@@ -87,7 +87,8 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
     rows = []
     for name in dict.fromkeys(allf["benchmark"]):
         g = allf[allf["benchmark"] == name]
-        keys = [c for c in g.columns if c not in _RATED and c not in ("file", "benchmark")]
+        # This benchmark's axes (the concatenation holds every benchmark's, NaN in the others').
+        keys = [c for c in g.columns if c not in _RATED and c not in ("file", "benchmark") and g[c].notna().any()]
         for key, p in g.groupby(keys, sort=False, dropna=False) if keys else [((), g)]:
             key = key if isinstance(key, tuple) else (key,)
             ok = p[np.isfinite(p["ratio"].astype(float))]

@@ -22,23 +22,24 @@ def _add_peer(src, dst, ratio, fail_first=False):
 
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
-        g = f["benchmarks"]["gemm"]
-        pts, rs, smp = g["points"][()], g["rank_stats"][()], g["samples"][()]
-        n = len(pts)
-        peer = pts.copy()
-        peer["impl"] = b"peer"
-        peer["point"] = pts["point"] + n
-        peer["tflops"] = pts["tflops"] / ratio
-        for c in peer.dtype.names:
-            if c.startswith("time_"):
-                peer[c] = pts[c] * ratio
-        if fail_first:
-            peer["status"][0] = b"failed"
-        for name, extra in (("points", peer), ("rank_stats", rs), ("samples", smp * ratio)):
-            d = g[name]
-            d.resize(2 * n, axis=0)
-            d[n:] = extra
-        g.attrs["implementations"] = np.array(["reference", "peer"], dtype=h5py.string_dtype())
+        for bench in ("gemm", "attention"):
+            g = f["benchmarks"][bench]
+            pts, rs, smp = g["points"][()], g["rank_stats"][()], g["samples"][()]
+            n = len(pts)
+            peer = pts.copy()
+            peer["impl"] = b"peer"
+            peer["point"] = pts["point"] + n
+            peer["tflops"] = pts["tflops"] / ratio
+            for c in peer.dtype.names:
+                if c.startswith("time_"):
+                    peer[c] = pts[c] * ratio
+            if fail_first and bench == "gemm":
+                peer["status"][0] = b"failed"
+            for name, extra in (("points", peer), ("rank_stats", rs), ("samples", smp * ratio)):
+                d = g[name]
+                d.resize(2 * n, axis=0)
+                d[n:] = extra
+            g.attrs["implementations"] = np.array(["reference", "peer"], dtype=h5py.string_dtype())
     return str(dst)
 
 
@@ -67,6 +68,13 @@ def test_ratio_is_the_median_of_the_per_file_ratios(rounds):
         assert row["ratio_min"] == pytest.approx(1.02) and row["ratio_max"] == pytest.approx(1.10)
         assert row["impl"] / row["peer"] == pytest.approx(row["ratio"], rel=0.05)
     assert set(e["metric"]) == {"tflops"}
+    # Each benchmark keeps its own axes: no column of the other's.
+    att = v[v["benchmark"] == "attention"]
+    assert len(att) == 6 and att["m"].isna().all() and e["seqlen_q"].isna().all()
+    assert _eager(v)[["m", "dtype"]].notna().all().all()
+    att_eager = att[att["mode"] == "eager"]
+    assert len(att_eager) == 3 and (att_eager["rounds"] == 3).all()
+    assert att_eager["ratio"].to_numpy() == pytest.approx(1.06)
 
 
 def test_points_that_never_ran_are_not_compared(rounds):
@@ -127,7 +135,7 @@ def test_command_line(rounds, tmp_path, capsys):
     assert main(["versus", *rounds, "--impl", "reference", "--peer", "peer", "--csv", "-o", str(csv)]) == 0
     df = pd.read_csv(csv)
     assert {"benchmark", "rounds", "ratio", "ratio_min", "ratio_max", "verdict"} <= set(df.columns)
-    assert len(df[df["benchmark"] == "gemm"]) == 8
+    assert len(df[df["benchmark"] == "gemm"]) == 8 and len(df[df["benchmark"] == "attention"]) == 6
 
     assert main(["versus", *rounds, "--impl", "reference", "--peer", "nope"]) == 2
     assert "error: no benchmark ran both" in capsys.readouterr().err
