@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 
@@ -10,14 +11,23 @@ from . import __version__
 from .loader import ResultFileError, load
 
 
+@contextlib.contextmanager
+def _warnings_to_stderr():
+    """Every warning raised inside, printed to stderr as "warning: ..." once the block ends."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            for w in caught:
+                print(f"warning: {w.message}", file=sys.stderr)
+
+
 def _load_all(paths):
     results = []
     for p in paths:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with _warnings_to_stderr():
             results.append(load(p))
-        for w in caught:
-            print(f"warning: {w.message}", file=sys.stderr)
     return results
 
 
@@ -55,11 +65,8 @@ def cmd_versus(args) -> int:
 
     results = _load_all(args.files)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with _warnings_to_stderr():
             v = versus(results, args.impl, args.peer, target=args.target, benchmarks=args.benchmark)
-        for w in caught:
-            print(f"warning: {w.message}", file=sys.stderr)
     except VersusError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

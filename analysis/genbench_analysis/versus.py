@@ -19,9 +19,13 @@ import numpy as np
 import pandas as pd
 
 from .compare import METRIC_LABELS, _fmt_value, _varying, compare_points, markdown_table, text_table
-from .loader import OK, Result
+from .loader import Result
 
 MET, NOT_MET, SPREAD = "met", "not met", "spread"
+# Columns of per_file's rows that rate a point (the rest are its benchmark, file and axes), and
+# of versus's rows that summarise one.
+_RATED = {"status_peer", "status_impl", "metric", "peer", "impl", "ratio", "noise_a", "noise_b", "noise", "verdict"}
+_SUMMARY = {"benchmark", "metric", "rounds", "files", "impl", "peer", "ratio", "ratio_min", "ratio_max", "verdict"}
 
 
 class VersusError(ValueError):
@@ -109,8 +113,6 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
     return pd.DataFrame(rows)
 
 
-_RATED = {"status_peer", "status_impl", "metric", "peer", "impl", "ratio", "noise_a", "noise_b", "noise", "verdict"}
-
 
 def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float] = None, fmt: str = "text",
                   axes: Optional[dict] = None) -> str:
@@ -139,6 +141,3 @@ def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float]
         else:
             lines += [f"== {name} ({label}) ==", text_table(t), ""]
     return "\n".join(lines).rstrip() + "\n"
-
-
-_SUMMARY = {"benchmark", "metric", "rounds", "files", "impl", "peer", "ratio", "ratio_min", "ratio_max", "verdict"}

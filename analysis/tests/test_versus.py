@@ -139,3 +139,21 @@ def test_command_line(rounds, tmp_path, capsys):
 
     assert main(["versus", *rounds, "--impl", "reference", "--peer", "nope"]) == 2
     assert "error: no benchmark ran both" in capsys.readouterr().err
+
+
+def test_files_from_different_devices_warn(rounds, tmp_path, capsys):
+    import h5py
+
+    other = tmp_path / "other_device.h5"
+    shutil.copy(rounds[0], other)
+    with h5py.File(other, "r+") as f:  # as if run on GPUs (a host run's label names no device)
+        f.attrs["backend"] = "cuda"
+        sys_t = f["system"][()]
+        sys_t["name"] = b"NVIDIA H200"
+        sys_t["backend"] = b"cuda"
+        f["system"][...] = sys_t
+    assert main(["versus", rounds[1], str(other), "--impl", "reference", "--peer", "peer"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the files come from different devices" in err
+    assert main(["versus", *rounds[1:], "--impl", "reference", "--peer", "peer"]) == 0
+    assert "different devices" not in capsys.readouterr().err

@@ -20,13 +20,12 @@ step tests 100 tests.txt "$B/tests/genbench_tests" --gtest_filter="${TESTS:-Fa3G
 grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/tests.txt" | head -8
 rounds=()
 for r in $(seq "${ROUNDS:-2}"); do
-  log=fa3.txt; (( r > 1 )) && log=fa3-r$r.txt
-  step "fa3 round $r" 150 "$log" "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3-r$r.h5" --force
+  step "fa3 round $r" 150 "fa3-r$r.txt" "$B/bin/genbench" run configs/fa3.yaml -o "$OUT/fa3-r$r.h5" --force
   [ -f "$OUT/fa3-r$r.h5" ] && rounds+=("$OUT/fa3-r$r.h5")
 done
 step fp8 100 fp8.txt "$B/bin/genbench" run configs/fa3-fp8.yaml -o "$OUT/fa3-fp8.h5" --force
 step torch 150 torch.txt bash -c "cd scripts/peers && python3 fa3_torch_sdpa.py"
-summary_points "$OUT/fa3.txt" "" "fa3|cudnn"; summary_points "$OUT/fp8.txt" "" fa3
+summary_points "$OUT/fa3-r1.txt" "" "fa3|cudnn"; summary_points "$OUT/fp8.txt" "" fa3
 (( ${#rounds[@]} )) && PYTHONPATH=analysis python3 -m genbench_analysis versus "${rounds[@]}" --impl fa3 --peer cudnn --target 1.05
 cat "$OUT/torch.txt"
 # The tests' verdict again, last, where a tail of this output still shows it.
