@@ -19,6 +19,7 @@
 #include "io/result_file.h"
 #include "io/schema.h"
 #include "runner/fault.h"
+#include "runner/state_monitor.h"
 #include "ops/implementation.h"
 #include "sweep/sweep.h"
 #include "version.h"
@@ -49,6 +50,10 @@ struct PointRange {
   PointRange(const PointRange&) = delete;
   PointRange& operator=(const PointRange&) = delete;
 };
+
+// How often a point's device state is sampled during its timed iterations (StateMonitor): a
+// few NVML reads every 20 ms, against iterations that take the GPU, not the host.
+constexpr std::chrono::milliseconds kStatePeriod{20};
 
 // DeviceInfo <-> one string, to gather the system table over MPI.
 constexpr char kSep = '\x1f';
@@ -127,6 +132,7 @@ struct Outcome {
   std::string bench, impl, what, status, reason;
   double median = 0, tflops = 0, busbw = 0, algbw = 0;
   std::int64_t peak = 0;
+  std::string held;  // what held the card back around or during the timed iterations (holding_reasons)
 };
 
 std::string metric_text(const Outcome& o) {
@@ -163,6 +169,14 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
   if (counts.count(schema::kUnsupported))
     tally += " (unsupported points are not listed above; the file and the progress lines give each reason)";
   std::printf("%s\n", tally.c_str());
+  // Points whose card was held back (NVML clocks-event reasons) while they were timed: their
+  // rates are the capped card's. Listed apart, so that the table's rows keep their columns.
+  std::map<std::string, int> held;
+  for (const auto& r : rows)
+    if (r.status == schema::kOk && !r.held.empty()) held[r.held]++;
+  for (const auto& [why, n] : held)
+    std::printf("%d point%s timed with the card held back (%s): the file's throttle_reasons column has each\n", n,
+                n == 1 ? "" : "s", why.c_str());
   std::fflush(stdout);
 }
 
@@ -438,8 +452,10 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
 
       // Time: warm-up, then barrier-started iterations until the slowest-rank samples converge.
       std::vector<double> mine;
-      // Device state (clocks, power, temperature, throttling) around the timed iterations.
+      // Device state (clocks, power, temperature, throttling) just before, during (sampled every
+      // kStatePeriod by a StateMonitor) and just after the timed iterations.
       const DeviceState state_before = backend->sample_state();
+      DeviceState state_during;
       // An error here is fatal for the job: the other ranks are inside the same timed
       // iterations (and their collectives), so it cannot become a per-point status without
       // leaving them waiting. main() reports it with rank, host and point and aborts.
@@ -465,6 +481,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
           // several operations per sample), the sample divided by the count.
           const int launches = std::max(1, b.timing.launches_per_sample);
           const PointRange nvtx_range(b.name, p.index);
+          StateMonitor monitor(*backend, kStatePeriod);
           for (;;) {
             comm.barrier();
             timer->start();
@@ -474,6 +491,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             mine.push_back(t);
             if (stop.add(comm.max(t))) break;
           }
+          state_during = monitor.finish();
           rec.stop_reason = stop.reason();
           rec.slowest = summarize(stop.samples());
           rec.variant = c->variant();
@@ -486,6 +504,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
         }
       }
       const DeviceState state_after = backend->sample_state();
+      const DeviceState state = merge_states(state_before, state_during, state_after);
       c.reset();
       rec.status = severity_status(sev);
       rec.reason = reason;
@@ -497,9 +516,8 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
       const auto all = comm.gather(mine);
       const auto mem = comm.gather(std::vector<std::int64_t>{backend->peak_bytes() - base, delta});
       const auto states = comm.gather(std::vector<double>{
-          state_after.sm_clock_mhz, state_after.mem_clock_mhz, state_after.power_w, state_after.temperature_c,
-          static_cast<double>(state_before.throttle_reasons | state_after.throttle_reasons),
-          (state_before.throttled || state_after.throttled) ? 1.0 : 0.0, state_after.valid ? 1.0 : 0.0});
+          state.sm_clock_mhz, state.mem_clock_mhz, state.power_w, state.temperature_c,
+          static_cast<double>(state.throttle_reasons), state.throttled ? 1.0 : 0.0, state.valid ? 1.0 : 0.0});
       if (root) {
         // Over ranks: the lowest clocks, the highest power and temperature, every reason seen.
         for (int r = 0; r < comm.size(); ++r) {
@@ -552,12 +570,13 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
           comm.abort(kExitError);
         }
         Outcome o{b.name, p.impl, b.op->describe(p), rec.status, rec.reason, med, rec.tflops, rec.busbw_gbps,
-                  rec.algbw_gbps, 0};
+                  rec.algbw_gbps, 0, rec.state.throttled ? holding_reasons(rec.state.throttle_reasons) : ""};
         if (!opts.quiet) {
           std::printf("[%*zu/%zu] %s/%s  %s  %s", int(std::to_string(total).size()), counter, total, b.name.c_str(),
                       p.impl.c_str(), o.what.c_str(), o.status.c_str());
           if (sev == kSevOk) std::printf("  %s  %s", format_seconds(med).c_str(), metric_text(o).c_str());
           else std::printf(": %s", reason.c_str());
+          if (sev == kSevOk && !o.held.empty()) std::printf("  (held back: %s)", o.held.c_str());
           std::printf("\n");
           std::fflush(stdout);
         }
