@@ -135,7 +135,7 @@ class Parser {
 
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
     check_keys(n, {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
-                   "launches_per_sample"},
+                   "launches_per_sample", "state_period"},
                "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
     if (n["warmup_time"]) t.warmup_time_s = real(n["warmup_time"], "warmup_time", 0, 3600);
@@ -146,6 +146,7 @@ class Parser {
     if (n["target_noise"]) t.target_rel_noise = real(n["target_noise"], "target_noise", 0, 1);
     if (n["launches_per_sample"])
       t.launches_per_sample = static_cast<int>(integer(n["launches_per_sample"], "launches_per_sample", 1, 100000, false));
+    if (n["state_period"]) t.state_period_s = real(n["state_period"], "state_period", 0, 60);
     if (t.min_iterations > t.max_iterations)
       fail(n, strprintf("timing: min_iterations (%d) exceeds max_iterations (%d)", t.min_iterations, t.max_iterations));
     return t;

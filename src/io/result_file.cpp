@@ -491,6 +491,7 @@ void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
       h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);
       h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
       h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
+      h5::set_attr(g, "timing_state_period_s", b.timing.state_period_s);
       Id p = create_growing(g, schema::kPoints, ptype, {}, path_, false);
       write_units(p, pc);
       Id s = create_growing(g, schema::kSamples, H5T_IEEE_F64LE, {world, iters}, path_, true);

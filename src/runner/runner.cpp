@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -50,10 +51,6 @@ struct PointRange {
   PointRange(const PointRange&) = delete;
   PointRange& operator=(const PointRange&) = delete;
 };
-
-// How often a point's device state is sampled during its timed iterations (StateMonitor): a
-// few NVML reads every 20 ms, against iterations that take the GPU, not the host.
-constexpr std::chrono::milliseconds kStatePeriod{20};
 
 // DeviceInfo <-> one string, to gather the system table over MPI.
 constexpr char kSep = '\x1f';
@@ -452,8 +449,9 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
 
       // Time: warm-up, then barrier-started iterations until the slowest-rank samples converge.
       std::vector<double> mine;
-      // Device state (clocks, power, temperature, throttling) just before, during (sampled every
-      // kStatePeriod by a StateMonitor) and just after the timed iterations.
+      // Device state (clocks, power, temperature, throttling) just before, during (a StateMonitor
+      // sampling every timing.state_period, a few NVML reads each) and just after the timed
+      // iterations.
       const DeviceState state_before = backend->sample_state();
       DeviceState state_during;
       // An error here is fatal for the job: the other ranks are inside the same timed
@@ -481,7 +479,10 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
           // several operations per sample), the sample divided by the count.
           const int launches = std::max(1, b.timing.launches_per_sample);
           const PointRange nvtx_range(b.name, p.index);
-          StateMonitor monitor(*backend, kStatePeriod);
+          std::optional<StateMonitor> monitor;
+          if (b.timing.state_period_s > 0)
+            monitor.emplace(*backend, std::chrono::milliseconds(std::max<long long>(
+                                          1, std::llround(b.timing.state_period_s * 1e3))));
           for (;;) {
             comm.barrier();
             timer->start();
@@ -491,7 +492,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             mine.push_back(t);
             if (stop.add(comm.max(t))) break;
           }
-          state_during = monitor.finish();
+          if (monitor) state_during = monitor->finish();
           rec.stop_reason = stop.reason();
           rec.slowest = summarize(stop.samples());
           rec.variant = c->variant();

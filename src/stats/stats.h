@@ -29,6 +29,9 @@ struct TimingPolicy {
   // run() calls back to back between a sample's timer start and stop; the sample is divided
   // by it (and by Case::iterations_per_run()), so samples stay per iteration.
   int launches_per_sample = 1;
+  // Seconds between device-state samples during the timed iterations (runner/state_monitor.h);
+  // 0: sampled just before and after them only.
+  double state_period_s = 0.02;
 };
 
 // Whether warm-up is over after `done` launches that took `elapsed_s` seconds.

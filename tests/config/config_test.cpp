@@ -18,7 +18,7 @@ const char* kGood = R"(genbench: 1
 settings:
   backend: host
   output: out.h5
-  timing: {warmup: 2, warmup_time: 0.25, min_iterations: 3, max_iterations: 7, min_time: 0.1, max_time: 2, target_noise: 0.05}
+  timing: {warmup: 2, warmup_time: 0.25, min_iterations: 3, max_iterations: 7, min_time: 0.1, max_time: 2, target_noise: 0.05, state_period: 0.005}
 benchmarks:
   - name: attn
     op: attention
@@ -73,6 +73,7 @@ TEST(Config, ParsesAGoodConfig) {
   EXPECT_EQ(a.op->name(), "attention");
   EXPECT_EQ(a.timing.warmup, 2);
   EXPECT_DOUBLE_EQ(a.timing.warmup_time_s, 0.25);
+  EXPECT_DOUBLE_EQ(a.timing.state_period_s, 0.005);
   EXPECT_EQ(a.timing.max_iterations, 7);
   EXPECT_DOUBLE_EQ(a.timing.target_rel_noise, 0.05);
   ASSERT_EQ(a.axis_values[attention_axis::seqlen_q].size(), 2u);
@@ -158,6 +159,9 @@ const BadCase kBad[] = {
     {"negative_warmup_time",
      "settings: {timing: {warmup_time: -1}}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
      "'warmup_time' = -1 is out of range"},
+    {"negative_state_period",
+     "settings: {timing: {state_period: -0.01}}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
+     "'state_period' = -0.01 is out of range"},
     {"timing_typo",
      "settings: {timing: {warmpu: 1}}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
      "did you mean 'warmup'"},

@@ -208,7 +208,8 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
 }
 
 // warmup_time: the untimed launches go on until that long has passed (here ~1000x what one
-// launch of the tiny GEMM takes), with every rank taking the same decision; the file records it.
+// launch of the tiny GEMM takes), with every rank taking the same decision; the file records it
+// (and the state sampling period beside it).
 TEST(Runner, WarmupLastsWarmupTime) {
   const Comm& comm = test::comm();
   const std::string path = shared_dir() + "/warm.h5";
@@ -217,7 +218,7 @@ TEST(Runner, WarmupLastsWarmupTime) {
     op: gemm
     implementations: [reference]
     axes: {m: 16, n: 16, k: 16, dtype: fp32}
-    timing: {warmup: 0, warmup_time: 2.0, min_iterations: 1, max_iterations: 1, min_time: 0}
+    timing: {warmup: 0, warmup_time: 2.0, min_iterations: 1, max_iterations: 1, min_time: 0, state_period: 0.05}
 )",
                                   "warm.yaml");
   const auto t0 = std::chrono::steady_clock::now();
@@ -232,6 +233,11 @@ TEST(Runner, WarmupLastsWarmupTime) {
     double v = 0;
     EXPECT_GE(H5Aread(a, H5T_NATIVE_DOUBLE, &v), 0);
     EXPECT_DOUBLE_EQ(v, 2.0);
+    H5Aclose(a);
+    a = H5Aopen_by_name(f, "/benchmarks/gemm", "timing_state_period_s", H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(a, 0);
+    EXPECT_GE(H5Aread(a, H5T_NATIVE_DOUBLE, &v), 0);
+    EXPECT_DOUBLE_EQ(v, 0.05);
     H5Aclose(a);
     H5Fclose(f);
     EXPECT_EQ(rows(path, "gemm"), 1);
