@@ -5,12 +5,13 @@
     >>> r.points, r.ranks, r.system, r.attrs, r.samples("gemm")
 """
 
-from .loader import (FORMAT, SCHEMA_VERSION, Benchmark, NotGenbenchFileError, NotHDF5Error, Result,
-                     ResultFileError, ResultStateWarning, SchemaVersionError, load)
+from .loader import (FORMAT, SCHEMA_VERSION, Benchmark, HeldBackWarning, NotGenbenchFileError, NotHDF5Error, Result,
+                     ResultFileError, ResultStateWarning, SchemaVersionError, holding_reasons, load)
 
 from . import compare, plots, report  # noqa: E402  (ga.compare.compare, ga.plots.PLOTS, ...)
 
 __version__ = "0.1.0"
 
 __all__ = ["load", "Result", "Benchmark", "ResultFileError", "NotHDF5Error", "NotGenbenchFileError",
-           "SchemaVersionError", "ResultStateWarning", "FORMAT", "SCHEMA_VERSION", "__version__"]
+           "SchemaVersionError", "ResultStateWarning", "HeldBackWarning", "holding_reasons", "FORMAT",
+           "SCHEMA_VERSION", "__version__"]

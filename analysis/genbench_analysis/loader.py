@@ -45,6 +45,21 @@ class ResultStateWarning(UserWarning):
     """The run that wrote the file did not finish (state running, interrupted or failed)."""
 
 
+class HeldBackWarning(UserWarning):
+    """Points of the file were timed while the card was held back (the points table's
+    `throttled`: software power cap, hardware slowdown, thermal slowdown or power brake)."""
+
+
+# NVML clocks-event reasons that hold the card back, as genbench names them (runner/state_monitor.h).
+_HOLDING_REASONS = ((0x4, "software power cap"), (0x8, "hardware slowdown"), (0x20, "software thermal"),
+                    (0x40, "hardware thermal"), (0x80, "power brake"))
+
+
+def holding_reasons(bits: int) -> str:
+    """The holding reasons among clocks-event bits, in words ("" for none)."""
+    return ", ".join(name for bit, name in _HOLDING_REASONS if bits & bit)
+
+
 def _decode(v):
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace").rstrip("\x00")
@@ -313,6 +328,7 @@ def _read(path: str, f) -> Result:
         fallback = relative_noise(points)
         points["rel_noise"] = points["rel_noise"].where(points["rel_noise"].notna(), fallback) \
             if "rel_noise" in points else fallback
+    _warn_held_back(path, points)
     ranks = pd.concat(rank_frames, ignore_index=True) if rank_frames else pd.DataFrame(
         columns=["benchmark", "row", "rank", "point", "impl", "status", "median_s"])
     if not ranks.empty and "median_s" in ranks:
@@ -322,6 +338,24 @@ def _read(path: str, f) -> Result:
         if "host" in system and "rank" in system:
             ranks = ranks.merge(system[["rank", "host"]], on="rank", how="left")
     return Result(path, attrs, system, benchmarks, points, ranks, units)
+
+
+def _warn_held_back(path: str, points: pd.DataFrame) -> None:
+    """HeldBackWarning when points that ran ok were timed with the card held back."""
+    if points.empty or "throttled" not in points or "status" not in points:
+        return
+    ok = points[points["status"] == "ok"]
+    held = ok[ok["throttled"].fillna(0).astype(np.int64) != 0]
+    if held.empty:
+        return
+    bits = 0
+    if "throttle_reasons" in held:
+        for r in held["throttle_reasons"].fillna(0).astype(np.int64):
+            bits |= int(r)
+    why = holding_reasons(bits) or "reasons not recorded"
+    warnings.warn(f"{path}: {len(held)} of {len(ok)} points were timed with the card held back ({why}); "
+                  "their rates are the held-back card's (points table: throttled, throttle_reasons)",
+                  HeldBackWarning, stacklevel=4)
 
 
 # p90 - p10 of a normal distribution spans 2 * 1.2816 standard deviations.

@@ -1,6 +1,7 @@
 """The loader on files the real genbench binary wrote."""
 
 import shutil
+import warnings
 
 import h5py
 import numpy as np
@@ -152,3 +153,35 @@ def test_unfinished_run_warns(file_a, tmp_path):
     with pytest.warns(ga.ResultStateWarning, match="interrupted"):
         res = ga.load(path)
     assert len(res.points) == 20
+
+
+def test_held_back_points_warn(file_a, tmp_path):
+    # Three ok points marked as timed under the software power cap (0x4), one of them also under
+    # the power brake (0x80): the warning counts them and names both reasons.
+    path = tmp_path / "held.h5"
+    shutil.copy(file_a, path)
+    with h5py.File(path, "r+") as f:
+        g = f["benchmarks/gemm"]
+        pts = g["points"][()]
+        ok = np.flatnonzero(pts["status"] == b"ok")
+        assert len(ok) >= 3
+        pts["throttled"][ok[:3]] = 1
+        pts["throttle_reasons"][ok[:3]] = 0x4
+        pts["throttle_reasons"][ok[0]] = 0x4 | 0x80 | 0x1
+        g["points"][...] = pts
+    with pytest.warns(ga.HeldBackWarning, match=r"3 of \d+ points were timed with the card held back "
+                                                r"\(software power cap, power brake\)"):
+        res = ga.load(path)
+    assert int(res.points["throttled"].sum()) == 3
+
+
+def test_no_held_back_warning_without_throttled_points(file_a):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ga.HeldBackWarning)
+        ga.load(file_a)
+
+
+def test_holding_reasons_in_words():
+    assert ga.holding_reasons(0x4 | 0x80) == "software power cap, power brake"
+    assert ga.holding_reasons(0x8 | 0x20 | 0x40) == "hardware slowdown, software thermal, hardware thermal"
+    assert ga.holding_reasons(0x1 | 0x2) == ""
