@@ -120,13 +120,20 @@ def test_metrics(res):
     assert res.units["tflops"] == "TFLOP/s" and res.units["time_median_s"] == "s"
 
 
+def _copy_with_gemm_points(src, dst, edit):
+    """A copy of src whose gemm points table is edit(points), rewritten (with its dtype)."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        g = f["benchmarks/gemm"]
+        new = edit(g["points"][()])
+        del g["points"]
+        g.create_dataset("points", data=new)
+    return dst
+
+
 def test_extra_columns_are_tolerated(file_a, tmp_path):
     """A later writer may add columns (clocks, ceiling_fraction): the loader keeps them."""
-    path = tmp_path / "extra.h5"
-    shutil.copy(file_a, path)
-    with h5py.File(path, "r+") as f:
-        g = f["benchmarks/gemm"]
-        old = g["points"][()]
+    def add_columns(old):
         extra = [("test_fraction", "<f8"), ("test_count", "<i8"), ("test_note", "S8")]
         dt = np.dtype([(n, old.dtype.fields[n][0]) for n in old.dtype.names] + extra)
         new = np.zeros(old.shape, dtype=dt)
@@ -135,8 +142,8 @@ def test_extra_columns_are_tolerated(file_a, tmp_path):
         new["test_fraction"] = 0.5
         new["test_count"] = 1980
         new["test_note"] = b"x"
-        del g["points"]
-        g.create_dataset("points", data=new)
+        return new
+    path = _copy_with_gemm_points(file_a, tmp_path / "extra.h5", add_columns)
     res = ga.load(path)
     gemm = res.table("gemm")
     assert (gemm["test_fraction"] == 0.5).all()
@@ -158,17 +165,14 @@ def test_unfinished_run_warns(file_a, tmp_path):
 def test_held_back_points_warn(file_a, tmp_path):
     # Three ok points marked as timed under the software power cap (0x4), one of them also under
     # the power brake (0x80): the warning counts them and names both reasons.
-    path = tmp_path / "held.h5"
-    shutil.copy(file_a, path)
-    with h5py.File(path, "r+") as f:
-        g = f["benchmarks/gemm"]
-        pts = g["points"][()]
+    def hold_three(pts):
         ok = np.flatnonzero(pts["status"] == b"ok")
         assert len(ok) >= 3
         pts["throttled"][ok[:3]] = 1
         pts["throttle_reasons"][ok[:3]] = 0x4
         pts["throttle_reasons"][ok[0]] = 0x4 | 0x80 | 0x1
-        g["points"][...] = pts
+        return pts
+    path = _copy_with_gemm_points(file_a, tmp_path / "held.h5", hold_three)
     with pytest.warns(ga.HeldBackWarning, match=r"3 of \d+ points were timed with the card held back "
                                                 r"\(software power cap, power brake\)"):
         res = ga.load(path)
