@@ -28,7 +28,7 @@ long long to_int(const std::string& key, const std::string& v) {
   return x;
 }
 
-constexpr const char* kKinds = "error, hang, wrong, oom, skip_collective or device_error";
+constexpr const char* kKinds = "error, hang, wrong, oom, skip_collective, device_error or held";
 
 [[noreturn]] void stall(const char* what) {
   ActivityScope stuck(what);
@@ -73,6 +73,7 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
       else if (value == "oom") f.kind_ = Kind::oom;
       else if (value == "skip_collective") f.kind_ = Kind::skip_collective;
       else if (value == "device_error") f.kind_ = Kind::device_error;
+      else if (value == "held") f.kind_ = Kind::held;
       else throw UsageError(std::string(kVar) + ": kind must be " + kKinds + ", not '" + value + "'");
     } else {
       throw UsageError(std::string(kVar) + ": unknown key '" + key + "' (rank, point, kind, bench, call)");
@@ -114,6 +115,13 @@ void FaultPlan::after_validate(int rank, const std::string& bench, std::size_t p
   v.ok = false;
   v.error = v.tolerance > 0 ? v.tolerance * 1000 : 1.0;
   v.detail = strprintf("error %g exceeds tolerance %g (result corrupted by %s)", v.error, v.tolerance, kVar);
+}
+
+void FaultPlan::after_timing(int rank, const std::string& bench, std::size_t point, DeviceState& during) const {
+  if (kind_ != Kind::held || !hits(rank, bench, point)) return;
+  during.valid = true;
+  during.throttle_reasons |= 0x4;  // NVML: software power cap
+  during.throttled = true;
 }
 
 }  // namespace genbench

@@ -13,20 +13,22 @@
 //   device_error     cuda backend: a kernel that traps runs on the rank's stream; the next
 //          checked CUDA call reports the device's error and the job aborts. Host backend: as
 //          error.
-// The host-simulated kinds (error, hang, wrong, oom) behave the same on either backend.
+//   held   the rank's device state during the point's timed iterations reads as held back by
+//          the software power cap (valid, clocks-event reason 0x4): the point is timed as usual
+//          and reported as held back (progress line, summary, file, analysis warning).
+// The host-simulated kinds (error, hang, wrong, oom, held) behave the same on either backend.
 // See docs/reliability.md.
 #include <cstddef>
 #include <string>
 
+#include "backend/backend.h"
 #include "ops/implementation.h"
 
 namespace genbench {
 
-class Backend;
-
 class FaultPlan {
  public:
-  enum class Kind { none, error, hang, wrong, oom, skip_collective, device_error };
+  enum class Kind { none, error, hang, wrong, oom, skip_collective, device_error, held };
 
   // Parses GENBENCH_INJECT_FAULT; throws UsageError when it is set but malformed.
   static FaultPlan from_env();
@@ -48,6 +50,8 @@ class FaultPlan {
   void before_prepare(int rank, const std::string& bench, std::size_t point) const;
   // After validate: `wrong` turns the validation into a failure with a large error measure.
   void after_validate(int rank, const std::string& bench, std::size_t point, Validation& v) const;
+  // After the timed iterations: `held` marks the state sampled during them as capped.
+  void after_timing(int rank, const std::string& bench, std::size_t point, DeviceState& during) const;
 
  private:
   Kind kind_ = Kind::none;

@@ -493,6 +493,7 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
             if (stop.add(comm.max(t))) break;
           }
           if (monitor) state_during = monitor->finish();
+          fault.after_timing(comm.rank(), b.name, p.index, state_during);
           rec.stop_reason = stop.reason();
           rec.slowest = summarize(stop.samples());
           rec.variant = c->variant();

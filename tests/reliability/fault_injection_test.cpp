@@ -42,6 +42,7 @@ TEST(FaultPlan, ParsesEveryKindAndCall) {
   EXPECT_EQ(FaultPlan::parse("kind=error").kind(), FaultPlan::Kind::error);
   EXPECT_EQ(FaultPlan::parse("kind=hang").kind(), FaultPlan::Kind::hang);
   EXPECT_EQ(FaultPlan::parse("kind=wrong").kind(), FaultPlan::Kind::wrong);
+  EXPECT_EQ(FaultPlan::parse("kind=held").kind(), FaultPlan::Kind::held);
   EXPECT_EQ(FaultPlan::parse("kind=oom").kind(), FaultPlan::Kind::oom);
   EXPECT_EQ(FaultPlan::parse("kind=error,call=cudaMemcpyAsync").call(), "cudaMemcpyAsync");
 }
@@ -67,6 +68,7 @@ TEST(FaultPlan, UnknownKindMessageListsTheNewKinds) {
     const std::string m = e.what();
     EXPECT_NE(m.find("skip_collective"), std::string::npos) << m;
     EXPECT_NE(m.find("device_error"), std::string::npos) << m;
+    EXPECT_NE(m.find("held"), std::string::npos) << m;
   }
 }
 

@@ -3,7 +3,8 @@ error -> every rank exits within a bounded time, the message names rank, host, p
 wrong -> the point is recorded as failed with its error measure, never as a timing, exit 3;
 oom   -> the point is skipped with the reason and the sweep goes on (also a real over-large point);
 hang  -> the watchdog aborts the job within deadline + grace and names, on each rank, the point,
-         the operation and its sequence number."""
+         the operation and its sequence number;
+held  -> the point is timed and reported as held back (progress line, summary, file)."""
 import math
 import os
 import socket
@@ -76,6 +77,24 @@ def test_wrong_result_is_a_failed_point_not_a_timing(cfg, tmp_path):
         assert np.all(np.isnan(samples))
     assert all(r[i]["status"] == b"ok" for i in r if i != 3)
     assert check_consistent(out) == "complete"
+
+
+def test_held_back_point_is_timed_and_reported(cfg, tmp_path):
+    # Rank 1's device state during point 2's iterations reads as capped (software power cap):
+    # the point is still timed, rank 0's progress line and summary say so, the file records it
+    # for that point only (the state is gathered over ranks).
+    out = str(tmp_path / "held.h5")
+    proc, _ = genbench("run", cfg, "-o", out, "--backend", "host", ranks=2,
+                       env={"GENBENCH_INJECT_FAULT": "rank=1,point=2,kind=held"}, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    held = [l for l in proc.stdout.splitlines() if "(held back: software power cap)" in l]
+    assert len(held) == 1 and held[0].startswith("[") and "ok" in held[0], proc.stdout
+    assert "1 point timed with the card held back (software power cap)" in proc.stdout, proc.stdout
+    r = rows(out)
+    assert r[2]["status"] == b"ok" and r[2]["time_median_s"] > 0
+    assert r[2]["throttled"] == 1 and r[2]["throttle_reasons"] & 0x4
+    assert all(r[i]["throttled"] == 0 and r[i]["throttle_reasons"] == 0 for i in r if i != 2)
+    assert point_set(out) == ALL_OK
 
 
 def test_injected_oom_is_a_skip_and_the_sweep_goes_on(cfg, tmp_path):
