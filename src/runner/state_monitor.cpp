@@ -36,8 +36,14 @@ void StateMonitor::loop() {
 void StateMonitor::add(const DeviceState& s) {
   if (!s.valid) return;
   ++n_;
-  if (!std::isnan(s.sm_clock_mhz)) sm_sum_ += s.sm_clock_mhz, ++n_sm_;
-  if (!std::isnan(s.mem_clock_mhz)) mem_sum_ += s.mem_clock_mhz, ++n_mem_;
+  if (!std::isnan(s.sm_clock_mhz)) {
+    sm_sum_ += s.sm_clock_mhz;
+    ++n_sm_;
+  }
+  if (!std::isnan(s.mem_clock_mhz)) {
+    mem_sum_ += s.mem_clock_mhz;
+    ++n_mem_;
+  }
   acc_.power_w = higher(acc_.power_w, s.power_w);
   acc_.temperature_c = higher(acc_.temperature_c, s.temperature_c);
   acc_.throttle_reasons |= s.throttle_reasons;
