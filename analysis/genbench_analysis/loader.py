@@ -50,7 +50,8 @@ class HeldBackWarning(UserWarning):
     `throttled`: software power cap, hardware slowdown, thermal slowdown or power brake)."""
 
 
-# NVML clocks-event reasons that hold the card back, as genbench names them (runner/state_monitor.h).
+# NVML clocks-event reasons that hold the card back, as genbench names them (the bits:
+# clocks_event in src/backend/backend.h; the words: holding_reasons in src/runner/state_monitor.cpp).
 _HOLDING_REASONS = ((0x4, "software power cap"), (0x8, "hardware slowdown"), (0x20, "software thermal"),
                     (0x40, "hardware thermal"), (0x80, "power brake"))
 

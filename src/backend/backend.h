@@ -68,6 +68,13 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// NVML clocks-event reason bits (DeviceState::throttle_reasons) that hold the card back:
+// software power cap, hardware slowdown, software and hardware thermal slowdown, power brake.
+namespace clocks_event {
+constexpr std::uint64_t kSwPowerCap = 0x4, kHwSlowdown = 0x8, kSwThermal = 0x20, kHwThermal = 0x40, kPowerBrake = 0x80;
+constexpr std::uint64_t kHolding = kSwPowerCap | kHwSlowdown | kSwThermal | kHwThermal | kPowerBrake;
+}  // namespace clocks_event
+
 // Clocks, power and temperature of the device at one moment (NVML on cuda; the host backend
 // and cuda without NVML leave valid false and the numbers NaN).
 struct DeviceState {
@@ -77,7 +84,7 @@ struct DeviceState {
   double power_w = std::numeric_limits<double>::quiet_NaN();
   double temperature_c = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t throttle_reasons = 0;  // NVML clocks-event reason bits
-  bool throttled = false;              // power, thermal or hardware slowdown among the reasons
+  bool throttled = false;              // a clocks_event::kHolding reason among them
 };
 
 struct MemoryInfo {

@@ -120,7 +120,7 @@ void FaultPlan::after_validate(int rank, const std::string& bench, std::size_t p
 void FaultPlan::after_timing(int rank, const std::string& bench, std::size_t point, DeviceState& during) const {
   if (kind_ != Kind::held || !hits(rank, bench, point)) return;
   during.valid = true;
-  during.throttle_reasons |= 0x4;  // NVML: software power cap
+  during.throttle_reasons |= clocks_event::kSwPowerCap;
   during.throttled = true;
 }
 

@@ -521,20 +521,17 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) 
           state.sm_clock_mhz, state.mem_clock_mhz, state.power_w, state.temperature_c,
           static_cast<double>(state.throttle_reasons), state.throttled ? 1.0 : 0.0, state.valid ? 1.0 : 0.0});
       if (root) {
-        // Over ranks: the lowest clocks, the highest power and temperature, every reason seen.
         for (int r = 0; r < comm.size(); ++r) {
           const double* x = states.data() + 7 * static_cast<std::size_t>(r);
-          if (x[6] == 0) continue;
-          DeviceState& st = rec.state;
-          auto lower = [](double u, double w) { return std::isnan(u) ? w : std::isnan(w) ? u : std::min(u, w); };
-          auto higher = [](double u, double w) { return std::isnan(u) ? w : std::isnan(w) ? u : std::max(u, w); };
-          st.sm_clock_mhz = st.valid ? lower(st.sm_clock_mhz, x[0]) : x[0];
-          st.mem_clock_mhz = st.valid ? lower(st.mem_clock_mhz, x[1]) : x[1];
-          st.power_w = st.valid ? higher(st.power_w, x[2]) : x[2];
-          st.temperature_c = st.valid ? higher(st.temperature_c, x[3]) : x[3];
-          st.throttle_reasons |= static_cast<std::uint64_t>(x[4]);
-          st.throttled = st.throttled || x[5] != 0;
-          st.valid = true;
+          DeviceState rank;
+          rank.sm_clock_mhz = x[0];
+          rank.mem_clock_mhz = x[1];
+          rank.power_w = x[2];
+          rank.temperature_c = x[3];
+          rank.throttle_reasons = static_cast<std::uint64_t>(x[4]);
+          rank.throttled = x[5] != 0;
+          rank.valid = x[6] != 0;
+          add_rank_state(rec.state, rank);
         }
         rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
         rec.ranks.resize(static_cast<std::size_t>(comm.size()));

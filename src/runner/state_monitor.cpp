@@ -9,6 +9,7 @@ namespace genbench {
 namespace {
 
 double higher(double a, double b) { return std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b); }
+double lower(double a, double b) { return std::isnan(a) ? b : std::isnan(b) ? a : std::min(a, b); }
 
 }  // namespace
 
@@ -85,12 +86,24 @@ DeviceState merge_states(const DeviceState& before, const DeviceState& during, c
   return s;
 }
 
+void add_rank_state(DeviceState& all, const DeviceState& rank) {
+  if (!rank.valid) return;
+  all.sm_clock_mhz = all.valid ? lower(all.sm_clock_mhz, rank.sm_clock_mhz) : rank.sm_clock_mhz;
+  all.mem_clock_mhz = all.valid ? lower(all.mem_clock_mhz, rank.mem_clock_mhz) : rank.mem_clock_mhz;
+  all.power_w = all.valid ? higher(all.power_w, rank.power_w) : rank.power_w;
+  all.temperature_c = all.valid ? higher(all.temperature_c, rank.temperature_c) : rank.temperature_c;
+  all.throttle_reasons |= rank.throttle_reasons;
+  all.throttled = all.throttled || rank.throttled;
+  all.valid = true;
+}
+
 std::string holding_reasons(std::uint64_t reasons) {
-  static const std::pair<std::uint64_t, const char*> kNames[] = {{0x4, "software power cap"},
-                                                                 {0x8, "hardware slowdown"},
-                                                                 {0x20, "software thermal"},
-                                                                 {0x40, "hardware thermal"},
-                                                                 {0x80, "power brake"}};
+  using namespace clocks_event;
+  static const std::pair<std::uint64_t, const char*> kNames[] = {{kSwPowerCap, "software power cap"},
+                                                                 {kHwSlowdown, "hardware slowdown"},
+                                                                 {kSwThermal, "software thermal"},
+                                                                 {kHwThermal, "hardware thermal"},
+                                                                 {kPowerBrake, "power brake"}};
   std::string out;
   for (const auto& [bit, name] : kNames)
     if (reasons & bit) out += (out.empty() ? "" : ", ") + std::string(name);

@@ -51,6 +51,10 @@ class StateMonitor {
 // and temperature the highest of during and after, reasons and throttled from all three.
 DeviceState merge_states(const DeviceState& before, const DeviceState& during, const DeviceState& after);
 
+// Folds one rank's point state into the job's (`all` starts default, invalid): the lowest
+// clocks, the highest power and temperature, every reason; invalid ranks are left out.
+void add_rank_state(DeviceState& all, const DeviceState& rank);
+
 // The reasons among NVML clocks-event bits that hold the card back (those DeviceState::throttled
 // counts), in words: "software power cap", "hardware slowdown", "software thermal", "hardware
 // thermal", "power brake", joined by ", "; empty when there is none.

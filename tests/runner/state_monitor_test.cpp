@@ -146,6 +146,25 @@ TEST(StateMonitor, MergeFallsBackToAfterWithoutSamplesDuring) {
   EXPECT_FALSE(all_invalid.throttled);
 }
 
+TEST(StateMonitor, RanksFoldToLowestClocksHighestPowerEveryReason) {
+  DeviceState all;
+  add_rank_state(all, state(1980, 300, 0x1));
+  add_rank_state(all, state(0, 999, 0x80, false));  // an invalid rank is left out
+  add_rank_state(all, state(1760, 650, 0x4));
+  add_rank_state(all, state(1900, 500, 0));
+  EXPECT_TRUE(all.valid);
+  EXPECT_DOUBLE_EQ(all.sm_clock_mhz, 1760);
+  EXPECT_DOUBLE_EQ(all.mem_clock_mhz, 1761);
+  EXPECT_DOUBLE_EQ(all.power_w, 650);
+  EXPECT_DOUBLE_EQ(all.temperature_c, 65);
+  EXPECT_EQ(all.throttle_reasons, 0x5u);
+  EXPECT_TRUE(all.throttled);
+  DeviceState none;
+  add_rank_state(none, state(1980, 300, 0x4, false));
+  EXPECT_FALSE(none.valid);
+  EXPECT_FALSE(none.throttled);
+}
+
 TEST(StateMonitor, HoldingReasonsInWords) {
   EXPECT_EQ(holding_reasons(0x4 | 0x80), "software power cap, power brake");
   EXPECT_EQ(holding_reasons(0x8 | 0x20 | 0x40), "hardware slowdown, software thermal, hardware thermal");

@@ -13,9 +13,6 @@ using nvml_device = void*;
 constexpr int kClockSm = 1;     // NVML_CLOCK_SM
 constexpr int kClockMem = 2;    // NVML_CLOCK_MEM
 constexpr int kTempGpu = 0;     // NVML_TEMPERATURE_GPU
-// Clocks-event (throttle) reasons that mean the card is being held back: software power cap,
-// hardware slowdown, software and hardware thermal slowdown, hardware power brake.
-constexpr unsigned long long kThrottleMask = 0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull;
 
 struct Nvml {
   bool ok = false;
@@ -71,7 +68,7 @@ DeviceState NvmlDevice::sample() const {
   unsigned long long r = 0;
   if (n.reasons && n.reasons(handle_, &r) == 0) {
     s.throttle_reasons = r;
-    s.throttled = (r & kThrottleMask) != 0;
+    s.throttled = (r & clocks_event::kHolding) != 0;
   }
   s.valid = true;
   return s;
