@@ -1,3 +1,9 @@
+// The run as a recipe of named phases (docs/reliability.md has the failure rules):
+//   choose the backend -> gather the system -> open or resume the file -> ceilings -> for each
+//   point: decide -> prepare -> validate -> measure -> gather -> record -> finish.
+// Every rank runs every phase; decisions are agreed over ranks (agree()), and rank 0 alone
+// writes the file. Nothing here knows an op: metrics, columns and progress text come from the
+// op's declarations (src/ops/op.h).
 #include "runner/runner.h"
 
 #include <algorithm>
@@ -5,12 +11,9 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
-#include <sstream>
 
 #include "backend/backend.h"
 #include "backend/ceilings.h"
@@ -19,9 +22,10 @@
 #include "core/watchdog.h"
 #include "io/result_file.h"
 #include "io/schema.h"
+#include "ops/implementation.h"
+#include "runner/exchange.h"
 #include "runner/fault.h"
 #include "runner/state_monitor.h"
-#include "ops/implementation.h"
 #include "sweep/sweep.h"
 #include "version.h"
 
@@ -52,56 +56,6 @@ struct PointRange {
   PointRange& operator=(const PointRange&) = delete;
 };
 
-// DeviceInfo <-> one string, to gather the system table over MPI.
-constexpr char kSep = '\x1f';
-std::string serialize(const DeviceInfo& d) {
-  std::ostringstream os;
-  os << d.rank << kSep << d.local_rank << kSep << d.host << kSep << d.backend << kSep << d.device_index << kSep
-     << d.name << kSep << d.uuid << kSep << d.pci_bus_id << kSep << d.sm_count << kSep << d.cc_major << kSep
-     << d.cc_minor << kSep << d.memory_bytes << kSep << d.l2_bytes << kSep << d.driver_version << kSep
-     << d.runtime_version << kSep << d.nccl_version << kSep << d.cublas_version << kSep << d.cudnn_version << kSep
-     << d.mpi_version << kSep << d.hdf5_version;
-  return os.str();
-}
-
-DeviceInfo deserialize(const std::string& s) {
-  std::vector<std::string> f;
-  std::string cur;
-  for (char c : s) {
-    if (c == kSep) {
-      f.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  f.push_back(cur);
-  f.resize(20);
-  auto i = [&](std::size_t k) { return f[k].empty() ? 0LL : std::stoll(f[k]); };
-  DeviceInfo d;
-  d.rank = static_cast<int>(i(0));
-  d.local_rank = static_cast<int>(i(1));
-  d.host = f[2];
-  d.backend = f[3];
-  d.device_index = static_cast<int>(i(4));
-  d.name = f[5];
-  d.uuid = f[6];
-  d.pci_bus_id = f[7];
-  d.sm_count = static_cast<int>(i(8));
-  d.cc_major = static_cast<int>(i(9));
-  d.cc_minor = static_cast<int>(i(10));
-  d.memory_bytes = i(11);
-  d.l2_bytes = i(12);
-  d.driver_version = f[13];
-  d.runtime_version = f[14];
-  d.nccl_version = f[15];
-  d.cublas_version = f[16];
-  d.cudnn_version = f[17];
-  d.mpi_version = f[18];
-  d.hdf5_version = f[19];
-  return d;
-}
-
 // Severity order used to agree on a point's status across ranks.
 enum Severity : std::int64_t { kSevOk = 0, kSevUnsupported = 1, kSevSkipped = 2, kSevFailed = 3 };
 const char* severity_status(std::int64_t s) {
@@ -113,32 +67,36 @@ const char* severity_status(std::int64_t s) {
   }
 }
 
-// Every rank contributes (severity, reason); all learn the worst severity, and the reason of
-// the first rank that has it (prefixed with that rank when the job has several).
-std::pair<std::int64_t, std::string> agree(const Comm& comm, std::int64_t sev, const std::string& reason) {
-  const std::int64_t worst = comm.max(sev);
-  if (worst == kSevOk) return {worst, ""};
-  const std::int64_t who = comm.min(sev == worst ? std::int64_t{comm.rank()} : std::int64_t{comm.size()});
-  std::string r = comm.rank() == who ? reason : std::string();
+// A point's status so far on this rank: the worst severity seen, and why.
+struct Verdict {
+  std::int64_t sev = kSevOk;
+  std::string reason;
+  bool ok() const { return sev == kSevOk; }
+  void set(std::int64_t s, std::string why) {
+    sev = s;
+    reason = std::move(why);
+  }
+};
+
+// Every rank contributes its verdict; all learn the worst severity, and the reason of the first
+// rank that has it (prefixed with that rank when the job has several).
+Verdict agree(const Comm& comm, const Verdict& v) {
+  const std::int64_t worst = comm.max(v.sev);
+  if (worst == kSevOk) return {};
+  const std::int64_t who = comm.min(v.sev == worst ? std::int64_t{comm.rank()} : std::int64_t{comm.size()});
+  std::string r = comm.rank() == who ? v.reason : std::string();
   comm.broadcast(r, static_cast<int>(who));
   if (comm.size() > 1) r = strprintf("rank %lld: ", static_cast<long long>(who)) + r;
   return {worst, r};
 }
 
+// One line of the summary table.
 struct Outcome {
   std::string bench, impl, what, status, reason;
-  double median = 0, tflops = 0, busbw = 0, algbw = 0;
-  std::int64_t peak = 0;
-  std::string held;  // what held the card back around or during the timed iterations (holding_reasons)
+  double median = 0;
+  std::string rate;  // the headline metric, formatted; "" when none
+  std::string held;  // what held the card back during the timed iterations (holding_reasons)
 };
-
-std::string metric_text(const Outcome& o) {
-  if (o.status != schema::kOk) return "";
-  if (o.tflops >= 1) return strprintf("%.1f TFLOP/s", o.tflops);
-  if (o.tflops > 0) return strprintf("%.3g GFLOP/s", o.tflops * 1e3);
-  if (o.busbw > 0 || o.algbw > 0) return strprintf("busbw %.2f GB/s", o.busbw);
-  return "";
-}
 
 void print_summary(const std::vector<Outcome>& rows, const std::string& path, const std::string& backend) {
   std::size_t wb = 9, wi = 4, ww = 5;
@@ -156,10 +114,10 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
   for (const auto& r : rows) {
     counts[r.status]++;
     if (r.status == schema::kUnsupported) continue;
+    const bool ok = r.status == schema::kOk;
     std::printf("%-*s  %-*s  %-*.*s  %-11s  %10s  %s\n", int(wb), r.bench.c_str(), int(wi), r.impl.c_str(), int(ww),
-                int(ww), r.what.c_str(), r.status.c_str(),
-                r.status == schema::kOk ? format_seconds(r.median).c_str() : "-",
-                r.status == schema::kOk ? metric_text(r).c_str() : r.reason.substr(0, 70).c_str());
+                int(ww), r.what.c_str(), r.status.c_str(), ok ? format_seconds(r.median).c_str() : "-",
+                ok ? r.rate.c_str() : r.reason.substr(0, 70).c_str());
   }
   std::string tally;
   for (const auto& [k, v] : counts) tally += strprintf("%s%d %s", tally.empty() ? "" : ", ", v, k.c_str());
@@ -176,6 +134,449 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
                 n == 1 ? "" : "s", why.c_str());
   std::fflush(stdout);
 }
+
+// What one point carries from phase to phase on this rank.
+struct PointRun {
+  const BenchmarkConfig& bench;
+  const Point& point;
+  const Implementation* impl = nullptr;
+  Verdict verdict;
+  std::unique_ptr<Case> c;
+  Validation validation;
+  std::vector<double> samples;  // this rank's per-iteration seconds
+  std::string stop_reason;
+  Summary slowest;
+  std::string variant;
+  exchange::RankPoint mine;
+  std::int64_t free_before = 0, base_bytes = 0;
+  PointRun(const BenchmarkConfig& b, const Point& p) : bench(b), point(p) {}
+};
+
+class Run {
+ public:
+  Run(const Config& cfg, const RunOptions& opts, const Comm& comm)
+      : cfg_(cfg), opts_(opts), comm_(comm), root_(comm.is_root()), fault_(FaultPlan::from_env()) {}
+
+  int execute() {
+    // The hang watchdog (docs/reliability.md) for the whole run.
+    const Watchdog watchdog(watchdog_deadline(cfg_.watchdog_s), [this](int code) { comm_.abort(code); });
+    choose_backend();
+    gather_system();
+    open_file();
+    ceilings();
+    exchange::broadcast_done(comm_, done_);
+    announce();
+    for (const auto& b : cfg_.benchmarks)
+      if (!run_benchmark(b)) break;
+    return finish();
+  }
+
+ private:
+  // --- run phases -------------------------------------------------------------------------
+
+  void choose_backend() {
+    const std::string requested = opts_.backend.empty() ? cfg_.backend : opts_.backend;
+    backend_name_ = resolve_backend(requested);
+    // All ranks must run the same backend.
+    const std::int64_t cuda_votes = comm_.max(std::int64_t{backend_name_ == "cuda"});
+    const std::int64_t host_votes = comm_.max(std::int64_t{backend_name_ == "host"});
+    if (cuda_votes && host_votes)
+      throw UsageError("ranks disagree on the backend (some nodes have GPUs, some not); pass --backend explicitly");
+    BackendOptions bo;
+    bo.local_rank = comm_.local_rank();
+    bo.local_size = comm_.local_size();
+    bo.allow_shared_devices = cfg_.allow_shared_devices;
+    Verdict v;
+    try {
+      if (backend_name_ == "cuda") {
+        if (!cuda_backend_built()) throw UsageError("--backend cuda: this build has no CUDA backend");
+        backend_ = make_cuda_backend(bo);
+      } else {
+        backend_ = make_host_backend(bo);
+      }
+    } catch (const std::exception& e) {
+      v.set(kSevFailed, e.what());
+    }
+    if (const Verdict all = agree(comm_, v); !all.ok()) throw UsageError(all.reason);
+  }
+
+  void gather_system() {
+    me_ = backend_->device_info();
+    me_.rank = comm_.rank();
+    me_.local_rank = comm_.local_rank();
+    me_.host = comm_.host();
+    me_.mpi_version = Comm::library_version();
+    system_ = exchange::gather_devices(comm_, me_);
+  }
+
+  // Rank 0 creates or resumes the file; every rank learns whether that worked.
+  void open_file() {
+    RunAttributes attrs;
+    attrs.tool_version = GENBENCH_VERSION;
+    attrs.git_revision = GENBENCH_GIT_REVISION;
+    attrs.config_text = cfg_.text;
+    attrs.config_path = cfg_.path;
+    attrs.config_fingerprint = cfg_.fingerprint();
+    attrs.command_line = opts_.command_line;
+    attrs.start_utc = utc_now();
+    attrs.world_size = comm_.size();
+    attrs.backend = backend_name_;
+    std::string error;
+    if (root_) {
+      try {
+        if (opts_.resume) {
+          file_ = std::make_unique<ResultFile>(ResultFile::resume(opts_.output, attrs, &done_));
+        } else {
+          file_ = std::make_unique<ResultFile>(ResultFile::create(opts_.output, opts_.force, attrs));
+          file_->write_system(system_);
+        }
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    comm_.broadcast(error);
+    if (!error.empty()) throw UsageError(error);
+  }
+
+  // Ceilings (docs/hdf5-schema.md, /ceilings): every rank measures its device; rank 0 stores
+  // all rows and keeps the lowest value of each, the bound of the slowest rank.
+  void ceilings() {
+    if (!cfg_.measure_ceilings || backend_->kind() != BackendKind::cuda) return;
+    std::vector<Ceiling> mine;
+    try {
+      mine = measure_ceilings(*backend_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "genbench: rank %d: ceilings not measured: %s\n", comm_.rank(), e.what());
+      mine.clear();
+    }
+    for (auto& c : mine) c.rank = comm_.rank();
+    const auto rows = exchange::gather_ceilings(comm_, mine);
+    if (!root_) return;
+    for (const auto& c : rows) {
+      auto it = ceilings_.find(c.name);
+      if (it == ceilings_.end()) ceilings_[c.name] = {c.value, c.unit};
+      else it->second.first = std::min(it->second.first, c.value);
+    }
+    write_or_abort([&] { file_->write_ceilings(rows); });
+    if (!opts_.quiet && !rows.empty()) {
+      std::printf("ceilings (lowest over ranks):");
+      for (const auto& [name, vu] : ceilings_) std::printf(" %s=%.4g %s", name.c_str(), vu.first, vu.second.c_str());
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+
+  void announce() {
+    for (const auto& b : cfg_.benchmarks) total_ += sweep_size(b);
+    for (const auto& [k, v] : done_) counter_ += v.size();
+    if (!root_ || opts_.quiet) return;
+    std::printf("genbench %s: %zu benchmark(s), %zu points, %d rank(s), %s backend%s -> %s\n", GENBENCH_VERSION,
+                cfg_.benchmarks.size(), total_, comm_.size(), backend_name_.c_str(),
+                opts_.resume ? strprintf(", resuming (%zu done)", counter_).c_str() : "", opts_.output.c_str());
+    std::printf("rank 0: %s (%s)\n", me_.name.c_str(), me_.host.c_str());
+    std::fflush(stdout);
+  }
+
+  // Returns false when the run was interrupted.
+  bool run_benchmark(const BenchmarkConfig& b) {
+    BenchmarkInfo info;
+    info.name = b.name;
+    info.op = b.op;
+    info.implementations = b.implementations;
+    info.sweep_size = sweep_size(b);
+    info.timing = b.timing;
+    const auto& done_here = done_[b.name];
+    for (const auto& p : expand(b)) {
+      if (done_here.count(p.index)) continue;
+      if (comm_.max(std::int64_t{stop_requested()})) {
+        interrupted_ = true;
+        return false;
+      }
+      run_point(info, b, p);
+    }
+    return true;
+  }
+
+  int finish() {
+    activity_clear_point();
+    if (root_) {
+      write_or_abort([&] { file_->finish(interrupted_ ? "interrupted" : "complete", utc_now()); });
+      if (!opts_.quiet) print_summary(outcomes_, opts_.output, backend_name_);
+      if (interrupted_)
+        std::fprintf(stderr,
+                     "genbench: interrupted; %s holds every completed point. Continue with: genbench run %s -o %s "
+                     "--resume\n",
+                     opts_.output.c_str(), cfg_.path.c_str(), opts_.output.c_str());
+    }
+    if (interrupted_) return kExitInterrupted;
+    return comm_.max(std::int64_t{any_failed_}) ? kExitFailedPoints : kExitOk;
+  }
+
+  // --- point phases -----------------------------------------------------------------------
+
+  void run_point(const BenchmarkInfo& info, const BenchmarkConfig& b, const Point& p) {
+    ++counter_;
+    activity_point(b.name, p.index);
+    fault_.at_point_start(comm_.rank(), b.name, p.index, *backend_);
+    PointRun run(b, p);
+    Context ctx{*backend_, comm_, cfg_.seed * 1000003ull + p.index * 7919ull + std::hash<std::string>{}(b.name)};
+    run.free_before = backend_->memory_info().free_bytes;
+    backend_->reset_peak();
+    run.base_bytes = backend_->current_bytes();
+    decide(run, ctx);
+    if (run.verdict.sev == kSevUnsupported && b.uses_auto && run.impl) {
+      // `auto` means this card's own set: what it cannot run is not part of the run.
+      if (root_ && !opts_.quiet)
+        std::printf("[%*zu/%zu] %s/%s  %s  left out of the auto set: %s\n", width(), counter_, total_,
+                    b.name.c_str(), p.impl.c_str(), b.op->describe(p).c_str(), run.verdict.reason.c_str());
+      return;
+    }
+    prepare(run, ctx);
+    validate(run);
+    measure(run);
+    run.c.reset();
+    if (run.verdict.sev == kSevFailed) any_failed_ = true;
+    const auto ranks = gather(run);
+    if (root_) record(info, run, ranks);
+  }
+
+  // Decide: can this point run here (the op's skip rules, an implementation for this backend,
+  // its can_implement)?
+  void decide(PointRun& run, const Context& ctx) {
+    const auto& b = run.bench;
+    const auto& p = run.point;
+    run.impl = Registry::instance().find(b.op->name(), p.impl, backend_->kind());
+    if (const std::string why = b.op->skip_reason(p, comm_.size()); !why.empty()) {
+      run.verdict.set(kSevSkipped, why);
+    } else if (!run.impl) {
+      run.verdict.set(kSevUnsupported, "'" + p.impl + "' has no " + backend_name_ + " implementation");
+    } else {
+      // An implementation that throws while deciding (a bad setting, a library error) fails
+      // this point with the reason; the run goes on.
+      try {
+        if (std::string why = run.impl->can_implement(p, ctx); !why.empty())
+          run.verdict.set(kSevUnsupported, std::move(why));
+      } catch (const std::exception& e) {
+        run.verdict.set(kSevFailed, std::string("can_implement: ") + e.what());
+      }
+    }
+    run.verdict = agree(comm_, run.verdict);
+  }
+
+  // Prepare: allocation failures are skips, anything else is a failure.
+  void prepare(PointRun& run, Context& ctx) {
+    if (!run.verdict.ok()) return;
+    try {
+      fault_.before_prepare(comm_.rank(), run.bench.name, run.point.index);
+      run.c = run.impl->prepare(run.point, ctx);
+      run.mine.memory_delta = run.free_before - backend_->memory_info().free_bytes;
+    } catch (const OutOfMemory& e) {
+      run.verdict.set(kSevSkipped, e.what());
+    } catch (const std::exception& e) {
+      run.verdict.set(kSevFailed, std::string("prepare: ") + e.what());
+    }
+    run.verdict = agree(comm_, run.verdict);
+  }
+
+  // Validate before timing; a failed validation is recorded, never hidden.
+  void validate(PointRun& run) {
+    if (!run.verdict.ok()) return;
+    try {
+      run.validation = run.c->validate();
+      fault_.after_validate(comm_.rank(), run.bench.name, run.point.index, run.validation);
+      if (!run.validation.ok) run.verdict.set(kSevFailed, "validation: " + run.validation.detail);
+    } catch (const std::exception& e) {
+      run.verdict.set(kSevFailed, std::string("validate: ") + e.what());
+    }
+    run.validation.error = comm_.max(run.validation.error);
+    run.verdict = agree(comm_, run.verdict);
+  }
+
+  // Measure: warm-up, then barrier-started iterations until the slowest rank's samples
+  // converge; the device state before, during (a StateMonitor) and after. An error here is
+  // fatal for the job: the other ranks are inside the same iterations (and their
+  // collectives), so it cannot become a per-point status. main() reports it and aborts.
+  void measure(PointRun& run) {
+    const DeviceState before = backend_->sample_state();
+    DeviceState during;
+    if (run.verdict.ok()) {
+      const TimingPolicy& t = run.bench.timing;
+      auto timer = backend_->make_timer();
+      const double per_run = std::max(1, run.c->iterations_per_run());  // graph replays time K iterations
+      warm_up(run, t);
+      StopCriterion stop(t);
+      // launches_per_sample: run() back to back inside one timed region (as nccl-tests times
+      // several operations per sample), the sample divided by the count.
+      const int launches = std::max(1, t.launches_per_sample);
+      const PointRange nvtx_range(run.bench.name, run.point.index);
+      std::optional<StateMonitor> monitor;
+      if (t.state_period_s > 0)
+        monitor.emplace(*backend_,
+                        std::chrono::milliseconds(std::max<long long>(1, std::llround(t.state_period_s * 1e3))));
+      for (;;) {
+        comm_.barrier();
+        timer->start();
+        for (int l = 0; l < launches; ++l) run.c->run();
+        timer->stop();
+        const double s = timer->seconds() / (per_run * launches);
+        run.samples.push_back(s);
+        if (stop.add(comm_.max(s))) break;
+      }
+      if (monitor) during = monitor->finish();
+      fault_.after_timing(comm_.rank(), run.bench.name, run.point.index, during);
+      run.stop_reason = stop.reason();
+      run.slowest = summarize(stop.samples());
+      run.variant = run.c->variant();
+      run.mine.extra = run.c->extra_metrics();
+      run.mine.chosen = run.c->chosen();
+    }
+    run.mine.state = merge_states(before, during, backend_->sample_state());
+    run.mine.peak_bytes = backend_->peak_bytes() - run.base_bytes;
+  }
+
+  // Warm-up: the count, then (warmup_time) until the slowest rank's clock says so; every rank
+  // takes the same decision, and the collective max only once the count is reached.
+  void warm_up(PointRun& run, const TimingPolicy& t) {
+    const auto warm0 = std::chrono::steady_clock::now();
+    for (int w = 0;; ++w) {
+      if (w >= t.warmup) {
+        if (t.warmup_time_s <= 0) break;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - warm0).count();
+        if (warmup_done(t, w, comm_.max(elapsed))) break;
+      }
+      comm_.barrier();
+      run.c->run();
+      backend_->synchronize();
+    }
+  }
+
+  // Gather: every rank's samples (NaN-padded to the longest) and its RankPoint to rank 0.
+  struct Gathered {
+    std::vector<std::vector<double>> samples;  // [rank][iteration]
+    std::vector<exchange::RankPoint> ranks;
+  };
+  Gathered gather(PointRun& run) {
+    const std::int64_t n = comm_.max(static_cast<std::int64_t>(run.samples.size()));
+    run.samples.resize(static_cast<std::size_t>(n), std::nan(""));
+    const auto flat = comm_.gather(run.samples);
+    Gathered g;
+    g.ranks = exchange::gather_point(comm_, run.mine);
+    if (!root_) return g;
+    for (int r = 0; r < comm_.size(); ++r) {
+      const auto first = flat.begin() + static_cast<std::ptrdiff_t>(r) * n;
+      g.samples.emplace_back(first, first + n);
+    }
+    return g;
+  }
+
+  // Record (rank 0): the point's row from the op's declarations, appended to the file, and the
+  // progress line.
+  void record(const BenchmarkInfo& info, PointRun& run, const Gathered& g) {
+    const auto& b = run.bench;
+    const auto& p = run.point;
+    const bool ok = run.verdict.ok();
+    PointRecord rec;
+    rec.point = p;
+    rec.work = b.op->work(p, comm_.size());
+    rec.status = severity_status(run.verdict.sev);
+    rec.reason = run.verdict.reason;
+    rec.variant = run.variant;
+    rec.stop_reason = run.stop_reason;
+    rec.slowest = run.slowest;
+    rec.validation_error = run.validation.error;
+    rec.validation_tolerance = run.validation.tolerance;
+    rec.samples = ok ? g.samples : std::vector<std::vector<double>>(static_cast<std::size_t>(comm_.size()));
+    for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+      RankRecord rr;
+      rr.summary = summarize(ok ? g.samples[r] : std::vector<double>{});
+      rr.peak_memory_bytes = g.ranks[r].peak_bytes;
+      rr.memory_delta_bytes = g.ranks[r].memory_delta;
+      rec.ranks.push_back(rr);
+      add_rank_state(rec.state, g.ranks[r].state);
+    }
+    const double med = rec.slowest.median;
+    const auto metrics = b.op->metrics();
+    rec.op_values = op_values(*b.op, p, rec.work, ok ? med : 0.0, g.ranks.front());
+    rec.ceiling_fraction = ceiling_fraction(*b.op, p, rec.work, ok ? med : 0.0);
+    write_or_abort([&] { file_->append(info, rec); });
+
+    Outcome o{b.name, p.impl, b.op->describe(p), rec.status, rec.reason, med, "",
+              rec.state.throttled ? holding_reasons(rec.state.throttle_reasons) : ""};
+    if (ok && !metrics.empty()) o.rate = format_metric(metrics.front(), metric_value(metrics.front(), rec.work, med));
+    if (!opts_.quiet) {
+      std::printf("[%*zu/%zu] %s/%s  %s  %s", width(), counter_, total_, b.name.c_str(), p.impl.c_str(), o.what.c_str(),
+                  o.status.c_str());
+      if (ok) std::printf("  %s  %s", format_seconds(med).c_str(), o.rate.c_str());
+      else std::printf(": %s", rec.reason.c_str());
+      if (ok && !o.held.empty()) std::printf("  (held back: %s)", o.held.c_str());
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    outcomes_.push_back(std::move(o));
+  }
+
+  // --- helpers ----------------------------------------------------------------------------
+
+  // The op's part of the row, in Op::columns() order. `seconds` is 0 for a point without time.
+  std::vector<ColumnValue> op_values(const Op& op, const Point& p, const Work& w, double seconds,
+                                     const exchange::RankPoint& rank0) const {
+    std::vector<ColumnValue> v = op.effective(p, comm_.size());
+    v.resize(op.effective_columns().size(), std::nan(""));
+    for (const auto& a : op.axes()) {
+      if (!a.tuning) continue;
+      std::string chosen;
+      for (const auto& [name, value] : rank0.chosen)
+        if (name == a.name) chosen = value;
+      v.emplace_back(chosen);
+    }
+    for (const auto& m : op.metrics()) v.emplace_back(metric_value(m, w, seconds));
+    for (const auto& [name, unit] : op.extra_columns()) {
+      double x = std::nan("");
+      for (const auto& [n, value] : rank0.extra)
+        if (n == name) x = value;
+      v.emplace_back(x);
+    }
+    return v;
+  }
+
+  // The first metric of the ceiling's unit over the ceiling the op names; NaN without one.
+  double ceiling_fraction(const Op& op, const Point& p, const Work& w, double seconds) const {
+    const auto it = ceilings_.find(op.ceiling(p));
+    if (it == ceilings_.end() || !(it->second.first > 0)) return std::nan("");
+    for (const auto& m : op.metrics())
+      if (m.unit == it->second.second) return metric_value(m, w, seconds) / it->second.first;
+    return std::nan("");
+  }
+
+  template <class F>
+  void write_or_abort(F&& write) const {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "genbench: %s\n", e.what());
+      comm_.abort(kExitError);
+    }
+  }
+
+  int width() const { return static_cast<int>(std::to_string(total_).size()); }
+
+  const Config& cfg_;
+  const RunOptions& opts_;
+  const Comm& comm_;
+  const bool root_;
+  // Injected faults (tests only; inert unless GENBENCH_INJECT_FAULT is set).
+  const FaultPlan fault_;
+  std::string backend_name_;
+  std::unique_ptr<Backend> backend_;
+  DeviceInfo me_;
+  std::vector<DeviceInfo> system_;  // rank 0: every rank's
+  std::unique_ptr<ResultFile> file_;
+  exchange::DoneSet done_;
+  std::map<std::string, std::pair<double, std::string>> ceilings_;  // name -> (lowest value, unit)
+  std::size_t total_ = 0, counter_ = 0;
+  std::vector<Outcome> outcomes_;
+  bool any_failed_ = false, interrupted_ = false;
+};
 
 }  // namespace
 
@@ -196,405 +597,7 @@ std::string resolve_backend(const std::string& requested) {
 }
 
 int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm) {
-  const bool root = comm.is_root();
-  // Reliability: injected faults (tests only; inert unless GENBENCH_INJECT_FAULT is set) and the
-  // hang watchdog (docs/reliability.md).
-  const FaultPlan fault = FaultPlan::from_env();
-  const Watchdog watchdog(watchdog_deadline(cfg.watchdog_s), [&comm](int code) { comm.abort(code); });
-  const std::string requested = opts.backend.empty() ? cfg.backend : opts.backend;
-  const std::string backend_name = resolve_backend(requested);
-
-  // All ranks must run the same backend.
-  const std::int64_t cuda_votes = comm.max(std::int64_t{backend_name == "cuda"});
-  const std::int64_t host_votes = comm.max(std::int64_t{backend_name == "host"});
-  if (cuda_votes && host_votes)
-    throw UsageError("ranks disagree on the backend (some nodes have GPUs, some not); pass --backend explicitly");
-
-  BackendOptions bo;
-  bo.local_rank = comm.local_rank();
-  bo.local_size = comm.local_size();
-  bo.allow_shared_devices = cfg.allow_shared_devices;
-  std::unique_ptr<Backend> backend;
-  std::string local_error;
-  try {
-    if (backend_name == "cuda") {
-      if (!cuda_backend_built()) throw UsageError("--backend cuda: this build has no CUDA backend");
-      backend = make_cuda_backend(bo);
-    } else {
-      backend = make_host_backend(bo);
-    }
-  } catch (const std::exception& e) {
-    local_error = e.what();
-  }
-  if (const auto [sev, why] = agree(comm, local_error.empty() ? kSevOk : kSevFailed, local_error); sev != kSevOk)
-    throw UsageError(why);
-
-  // System table.
-  DeviceInfo me = backend->device_info();
-  me.rank = comm.rank();
-  me.local_rank = comm.local_rank();
-  me.host = comm.host();
-  me.mpi_version = Comm::library_version();
-  const auto infos_raw = comm.gather(serialize(me));
-
-  // Output file: created or resumed by rank 0; every rank learns what is already done.
-  RunAttributes attrs;
-  attrs.tool_version = GENBENCH_VERSION;
-  attrs.git_revision = GENBENCH_GIT_REVISION;
-  attrs.config_text = cfg.text;
-  attrs.config_path = cfg.path;
-  attrs.config_fingerprint = cfg.fingerprint();
-  attrs.command_line = opts.command_line;
-  attrs.start_utc = utc_now();
-  attrs.world_size = comm.size();
-  attrs.backend = backend_name;
-  std::unique_ptr<ResultFile> file;
-  std::map<std::string, std::set<std::size_t>> done;
-  std::string file_error, done_text;
-  if (root) {
-    try {
-      if (opts.resume) {
-        file = std::make_unique<ResultFile>(ResultFile::resume(opts.output, attrs, &done));
-      } else {
-        file = std::make_unique<ResultFile>(ResultFile::create(opts.output, opts.force, attrs));
-        std::vector<DeviceInfo> infos;
-        for (const auto& s : infos_raw) infos.push_back(deserialize(s));
-        file->write_system(infos);
-      }
-    } catch (const std::exception& e) {
-      file_error = e.what();
-    }
-    for (const auto& [bench, set] : done) {
-      done_text += bench + "\n";
-      for (auto i : set) done_text += std::to_string(i) + " ";
-      done_text += "\n";
-    }
-  }
-  comm.broadcast(file_error);
-  if (!file_error.empty()) throw UsageError(file_error);
-
-  // Ceilings (docs/hdf5-schema.md, /ceilings): every rank measures its device; rank 0 stores all
-  // rows and keeps the lowest value of each, the bound of the slowest rank.
-  std::map<std::string, std::pair<double, std::string>> ceilings;  // name -> (lowest value, unit)
-  if (cfg.measure_ceilings && backend->kind() == BackendKind::cuda) {
-    std::string rows_text;
-    try {
-      for (const auto& c : measure_ceilings(*backend))
-        rows_text += strprintf("%s%c%.17g%c%s%c%s\n", c.name.c_str(), kSep, c.value, kSep, c.unit.c_str(), kSep,
-                               c.detail.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "genbench: rank %d: ceilings not measured: %s\n", comm.rank(), e.what());
-      rows_text.clear();
-    }
-    const auto all_rows = comm.gather(rows_text);
-    if (root) {
-      std::vector<Ceiling> rows;
-      for (std::size_t r = 0; r < all_rows.size(); ++r) {
-        std::istringstream in(all_rows[r]);
-        std::string line;
-        while (std::getline(in, line)) {
-          std::vector<std::string> f{std::string()};
-          for (char ch : line) {
-            if (ch == kSep) f.emplace_back();
-            else f.back() += ch;
-          }
-          if (f.size() != 4) continue;
-          Ceiling c;
-          c.rank = static_cast<int>(r);
-          c.name = f[0];
-          c.value = std::stod(f[1]);
-          c.unit = f[2];
-          c.detail = f[3];
-          auto it = ceilings.find(c.name);
-          if (it == ceilings.end()) ceilings[c.name] = {c.value, c.unit};
-          else it->second.first = std::min(it->second.first, c.value);
-          rows.push_back(std::move(c));
-        }
-      }
-      try {
-        file->write_ceilings(rows);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "genbench: %s\n", e.what());
-        comm.abort(kExitError);
-      }
-      if (!opts.quiet && !rows.empty()) {
-        std::printf("ceilings (lowest over ranks):");
-        for (const auto& [name, vu] : ceilings) std::printf(" %s=%.4g %s", name.c_str(), vu.first, vu.second.c_str());
-        std::printf("\n");
-        std::fflush(stdout);
-      }
-    }
-  }
-  comm.broadcast(done_text);
-  if (!root) {
-    std::istringstream in(done_text);
-    std::string bench, line;
-    while (std::getline(in, bench) && std::getline(in, line)) {
-      std::istringstream nums(line);
-      std::size_t v;
-      while (nums >> v) done[bench].insert(v);
-    }
-  }
-
-  std::size_t total = 0, already = 0;
-  for (const auto& b : cfg.benchmarks) total += sweep_size(b);
-  for (const auto& [k, v] : done) already += v.size();
-  if (root && !opts.quiet) {
-    std::printf("genbench %s: %zu benchmark(s), %zu points, %d rank(s), %s backend%s -> %s\n", GENBENCH_VERSION,
-                cfg.benchmarks.size(), total, comm.size(), backend_name.c_str(),
-                opts.resume ? strprintf(", resuming (%zu done)", already).c_str() : "", opts.output.c_str());
-    std::printf("rank 0: %s (%s)\n", me.name.c_str(), me.host.c_str());
-    std::fflush(stdout);
-  }
-
-  const BackendKind kind = backend->kind();
-  std::vector<Outcome> outcomes;
-  std::size_t counter = already;
-  bool any_failed = false;
-  bool interrupted = false;
-
-  for (const auto& b : cfg.benchmarks) {
-    BenchmarkInfo info;
-    info.name = b.name;
-    info.op = b.op;
-    info.implementations = b.implementations;
-    info.sweep_size = sweep_size(b);
-    info.max_iterations = b.timing.max_iterations;
-    info.timing = b.timing;
-    const auto points = expand(b);
-    const auto& done_here = done[b.name];
-    for (const auto& p : points) {
-      if (done_here.count(p.index)) continue;
-      if (comm.max(std::int64_t{stop_requested()})) {
-        interrupted = true;
-        break;
-      }
-      ++counter;
-      activity_point(b.name, p.index);
-      fault.at_point_start(comm.rank(), b.name, p.index, *backend);
-      PointRecord rec;
-      rec.point = p;
-      rec.work = b.op->work(p, comm.size());
-      const Implementation* impl = Registry::instance().find(b.op->name(), p.impl, kind);
-      std::int64_t sev = kSevOk;
-      std::string reason;
-      Context ctx{*backend, comm, cfg.seed * 1000003ull + p.index * 7919ull + std::hash<std::string>{}(b.name)};
-      std::unique_ptr<Case> c;
-      std::int64_t free_before = backend->memory_info().free_bytes, delta = 0;
-      backend->reset_peak();
-      const std::int64_t base = backend->current_bytes();
-
-      if (const std::string why = b.op->skip_reason(p, comm.size()); !why.empty()) {
-        sev = kSevSkipped;
-        reason = why;
-      } else if (!impl) {
-        sev = kSevUnsupported;
-        reason = "'" + p.impl + "' has no " + backend_name + " implementation";
-      } else {
-        // An implementation that throws while deciding (a bad setting it reads, a library
-        // error) fails this point with the reason; the run goes on.
-        try {
-          if (std::string why2 = impl->can_implement(p, ctx); !why2.empty()) {
-            sev = kSevUnsupported;
-            reason = std::move(why2);
-          }
-        } catch (const std::exception& e) {
-          sev = kSevFailed;
-          reason = std::string("can_implement: ") + e.what();
-        }
-      }
-      std::tie(sev, reason) = agree(comm, sev, reason);
-      if (sev == kSevUnsupported && b.uses_auto && impl) {
-        // `auto` means this card's own set: what it cannot run is not part of the run.
-        if (root && !opts.quiet)
-          std::printf("[%*zu/%zu] %s/%s  %s  left out of the auto set: %s\n", int(std::to_string(total).size()),
-                      counter, total, b.name.c_str(), p.impl.c_str(), b.op->describe(p).c_str(), reason.c_str());
-        continue;
-      }
-
-      // Prepare: allocation failures are skips, anything else is a failure.
-      if (sev == kSevOk) {
-        try {
-          fault.before_prepare(comm.rank(), b.name, p.index);
-          c = impl->prepare(p, ctx);
-          delta = free_before - backend->memory_info().free_bytes;
-        } catch (const OutOfMemory& e) {
-          sev = kSevSkipped;
-          reason = e.what();
-        } catch (const std::exception& e) {
-          sev = kSevFailed;
-          reason = std::string("prepare: ") + e.what();
-        }
-        std::tie(sev, reason) = agree(comm, sev, reason);
-      }
-
-      // Validate before timing.
-      if (sev == kSevOk) {
-        Validation v;
-        try {
-          v = c->validate();
-          fault.after_validate(comm.rank(), b.name, p.index, v);
-          if (!v.ok) {
-            sev = kSevFailed;
-            reason = "validation: " + v.detail;
-          }
-        } catch (const std::exception& e) {
-          sev = kSevFailed;
-          reason = std::string("validate: ") + e.what();
-        }
-        rec.validation_error = comm.max(v.error);
-        rec.validation_tolerance = v.tolerance;
-        std::tie(sev, reason) = agree(comm, sev, reason);
-      }
-
-      // Time: warm-up, then barrier-started iterations until the slowest-rank samples converge.
-      std::vector<double> mine;
-      // Device state (clocks, power, temperature, throttling) just before, during (a StateMonitor
-      // sampling every timing.state_period, a few NVML reads each) and just after the timed
-      // iterations.
-      const DeviceState state_before = backend->sample_state();
-      DeviceState state_during;
-      // An error here is fatal for the job: the other ranks are inside the same timed
-      // iterations (and their collectives), so it cannot become a per-point status without
-      // leaving them waiting. main() reports it with rank, host and point and aborts.
-      if (sev == kSevOk) {
-        {
-          auto timer = backend->make_timer();
-          const double per_run = std::max(1, c->iterations_per_run());  // graph replays time K iterations
-          // Warm-up: the count, then (warmup_time) until the slowest rank's clock says so; every
-          // rank takes the same decision, and the collective max only once the count is reached.
-          const auto warm0 = std::chrono::steady_clock::now();
-          for (int w = 0;; ++w) {
-            if (w >= b.timing.warmup) {
-              if (b.timing.warmup_time_s <= 0) break;
-              const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - warm0).count();
-              if (warmup_done(b.timing, w, comm.max(elapsed))) break;
-            }
-            comm.barrier();
-            c->run();
-            backend->synchronize();
-          }
-          StopCriterion stop(b.timing);
-          // launches_per_sample: run() back to back inside one timed region (as nccl-tests times
-          // several operations per sample), the sample divided by the count.
-          const int launches = std::max(1, b.timing.launches_per_sample);
-          const PointRange nvtx_range(b.name, p.index);
-          std::optional<StateMonitor> monitor;
-          if (b.timing.state_period_s > 0)
-            monitor.emplace(*backend, std::chrono::milliseconds(std::max<long long>(
-                                          1, std::llround(b.timing.state_period_s * 1e3))));
-          for (;;) {
-            comm.barrier();
-            timer->start();
-            for (int l = 0; l < launches; ++l) c->run();
-            timer->stop();
-            const double t = timer->seconds() / (per_run * launches);
-            mine.push_back(t);
-            if (stop.add(comm.max(t))) break;
-          }
-          if (monitor) state_during = monitor->finish();
-          fault.after_timing(comm.rank(), b.name, p.index, state_during);
-          rec.stop_reason = stop.reason();
-          rec.slowest = summarize(stop.samples());
-          rec.variant = c->variant();
-          // The op's extra columns, from this rank's case (rank 0's are stored).
-          const auto columns = b.op->extra_columns();
-          rec.extra.assign(columns.size(), std::nan(""));
-          for (const auto& [name, value] : c->extra_metrics())
-            for (std::size_t e = 0; e < columns.size(); ++e)
-              if (columns[e].first == name) rec.extra[e] = value;
-        }
-      }
-      const DeviceState state_after = backend->sample_state();
-      const DeviceState state = merge_states(state_before, state_during, state_after);
-      c.reset();
-      rec.status = severity_status(sev);
-      rec.reason = reason;
-      if (sev == kSevFailed) any_failed = true;
-
-      // Gather this point's per-rank data to rank 0.
-      const std::int64_t n = comm.max(static_cast<std::int64_t>(mine.size()));
-      mine.resize(static_cast<std::size_t>(n), std::nan(""));
-      const auto all = comm.gather(mine);
-      const auto mem = comm.gather(std::vector<std::int64_t>{backend->peak_bytes() - base, delta});
-      const auto states = comm.gather(std::vector<double>{
-          state.sm_clock_mhz, state.mem_clock_mhz, state.power_w, state.temperature_c,
-          static_cast<double>(state.throttle_reasons), state.throttled ? 1.0 : 0.0, state.valid ? 1.0 : 0.0});
-      if (root) {
-        for (int r = 0; r < comm.size(); ++r) {
-          const double* x = states.data() + 7 * static_cast<std::size_t>(r);
-          DeviceState rank;
-          rank.sm_clock_mhz = x[0];
-          rank.mem_clock_mhz = x[1];
-          rank.power_w = x[2];
-          rank.temperature_c = x[3];
-          rank.throttle_reasons = static_cast<std::uint64_t>(x[4]);
-          rank.throttled = x[5] != 0;
-          rank.valid = x[6] != 0;
-          add_rank_state(rec.state, rank);
-        }
-        rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
-        rec.ranks.resize(static_cast<std::size_t>(comm.size()));
-        for (int r = 0; r < comm.size(); ++r) {
-          auto first = all.begin() + static_cast<std::ptrdiff_t>(r) * n;
-          rec.samples[static_cast<std::size_t>(r)].assign(first, first + n);
-          rec.ranks[static_cast<std::size_t>(r)].summary = summarize(sev == kSevOk ? rec.samples[static_cast<std::size_t>(r)] : std::vector<double>{});
-          rec.ranks[static_cast<std::size_t>(r)].peak_memory_bytes = mem[static_cast<std::size_t>(2 * r)];
-          rec.ranks[static_cast<std::size_t>(r)].memory_delta_bytes = mem[static_cast<std::size_t>(2 * r + 1)];
-        }
-        if (sev != kSevOk) rec.samples.assign(static_cast<std::size_t>(comm.size()), {});
-        const double med = rec.slowest.median;
-        if (sev == kSevOk && med > 0) {
-          if (rec.work.flops > 0) rec.tflops = rec.work.flops / med / 1e12;
-          if (rec.work.busbw_factor > 0) {
-            rec.algbw_gbps = rec.work.bytes / med / 1e9;
-            rec.busbw_gbps = rec.algbw_gbps * rec.work.busbw_factor;
-          }
-          // Rate over the device ceiling the op names (TFLOP/s against a GEMM rate, bytes moved
-          // per second against the copy bandwidth); NaN without one.
-          if (const auto it = ceilings.find(b.op->ceiling(p)); it != ceilings.end() && it->second.first > 0) {
-            if (it->second.second == "TFLOP/s" && rec.tflops > 0) rec.ceiling_fraction = rec.tflops / it->second.first;
-            if (it->second.second == "GB/s" && rec.work.bytes > 0)
-              rec.ceiling_fraction = rec.work.bytes / med / 1e9 / it->second.first;
-          }
-        }
-        std::string write_error;
-        try {
-          file->append(info, rec);
-        } catch (const std::exception& e) {
-          write_error = e.what();
-        }
-        if (!write_error.empty()) {
-          std::fprintf(stderr, "genbench: %s\n", write_error.c_str());
-          comm.abort(kExitError);
-        }
-        Outcome o{b.name, p.impl, b.op->describe(p), rec.status, rec.reason, med, rec.tflops, rec.busbw_gbps,
-                  rec.algbw_gbps, 0, rec.state.throttled ? holding_reasons(rec.state.throttle_reasons) : ""};
-        if (!opts.quiet) {
-          std::printf("[%*zu/%zu] %s/%s  %s  %s", int(std::to_string(total).size()), counter, total, b.name.c_str(),
-                      p.impl.c_str(), o.what.c_str(), o.status.c_str());
-          if (sev == kSevOk) std::printf("  %s  %s", format_seconds(med).c_str(), metric_text(o).c_str());
-          else std::printf(": %s", reason.c_str());
-          if (sev == kSevOk && !o.held.empty()) std::printf("  (held back: %s)", o.held.c_str());
-          std::printf("\n");
-          std::fflush(stdout);
-        }
-        outcomes.push_back(std::move(o));
-      }
-    }
-    if (interrupted) break;
-  }
-
-  activity_clear_point();
-  if (root) {
-    file->finish(interrupted ? "interrupted" : "complete", utc_now());
-    if (!opts.quiet) print_summary(outcomes, opts.output, backend_name);
-    if (interrupted)
-      std::fprintf(stderr, "genbench: interrupted; %s holds every completed point. Continue with: genbench run %s -o %s --resume\n",
-                   opts.output.c_str(), cfg.path.c_str(), opts.output.c_str());
-  }
-  if (interrupted) return kExitInterrupted;
-  return comm.max(std::int64_t{any_failed}) ? kExitFailedPoints : kExitOk;
+  return Run(cfg, opts, comm).execute();
 }
 
 }  // namespace genbench

@@ -1,13 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "config/config.h"
 #include "core/error.h"
-#include "ops/attention.h"
-#include "ops/collective.h"
+#include "ops/attention/attention.h"
+#include "ops/collective/collective.h"
 #include "support/test_env.h"
 #include "sweep/sweep.h"
 
@@ -190,8 +191,9 @@ TEST(Config, MissingFileIsAUsageError) {
   EXPECT_THROW(load_config("/nonexistent/genbench.yaml"), UsageError);
 }
 
-// Every config the repository ships parses (the A/B and device configs too, which no other
-// test reads), and the ones the README and docs name are among them.
+// Every config the repository ships parses (the device configs and the one-off ones under
+// experiments/configs/ too, which no other test reads), the ones the README and docs name are
+// among them, and each file of configs/ says in its first line what it is for.
 TEST(Config, ShippedConfigsParse) {
   const std::filesystem::path dir = test::source_dir() + "/configs";
   std::set<std::string> seen;
@@ -199,7 +201,18 @@ TEST(Config, ShippedConfigsParse) {
     if (entry.path().extension() != ".yaml") continue;
     seen.insert(entry.path().filename().string());
     EXPECT_NO_THROW(load_config(entry.path().string())) << entry.path();
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    EXPECT_TRUE(first.rfind("# ", 0) == 0 && first.size() > 20) << entry.path() << ": first line '" << first << "'";
   }
+  std::size_t experiments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() + "/experiments/configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++experiments;
+    EXPECT_NO_THROW(load_config(entry.path().string())) << entry.path();
+  }
+  EXPECT_GT(experiments, 0u);
   for (const char* name : {"smoke.yaml", "attention.yaml", "collectives.yaml", "gemm.yaml", "a100.yaml", "h100.yaml",
                            "b200.yaml", "fa3.yaml", "fa3-fp8.yaml"})
     EXPECT_EQ(seen.count(name), 1u) << name;

@@ -4,7 +4,7 @@
 
 #include "config/config.h"
 #include "core/error.h"
-#include "ops/overlap.h"
+#include "ops/overlap/overlap.h"
 #include "support/test_env.h"
 #include "sweep/sweep.h"
 

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "launch")
-FIXTURES = os.path.join(ROOT, "tests", "slurm", "fixtures")
+FIXTURES = os.path.join(ROOT, "tests", "launch", "fixtures")
 BIN = os.environ.get("GENBENCH_BIN", os.path.join(ROOT, "build", "bin", "genbench"))
 MPIEXEC = os.environ.get("GENBENCH_MPIEXEC", "mpirun")
 

@@ -15,7 +15,7 @@
 #include "core/watchdog.h"
 #endif
 #include "core/strings.h"
-#include "ops/collective.h"
+#include "ops/collective/collective.h"
 #include "ops/implementation.h"
 #include "support/points.h"
 #include "support/test_env.h"

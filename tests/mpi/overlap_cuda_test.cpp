@@ -11,7 +11,7 @@
 
 #include "backend/backend.h"
 #include "ops/implementation.h"
-#include "ops/overlap.h"
+#include "ops/overlap/overlap.h"
 #include "support/points.h"
 #include "support/test_env.h"
 

@@ -15,7 +15,7 @@
 
 #include "config/config.h"
 #include "io/result_file.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 #include "runner/runner.h"
 #include "support/test_env.h"
@@ -133,15 +133,10 @@ TEST(Runner, HostPipelineEveryOpEveryRank) {
   }
 }
 
-// An implementation whose can_implement() throws (here: as lt_workspace_bytes() does for a bad
-// GENBENCH_CUBLASLT_WORKSPACE_MB) fails its points with the reason, on every rank alike; the
+// An implementation whose can_implement() throws (a bad setting it reads, a library error) fails its points with the reason, on every rank alike; the
 // other points run and the file is complete; the exit code says points failed.
 class ThrowingGemm : public Implementation {
  public:
-  std::string name() const override { return "test_throws"; }
-  const Op& op() const override { return gemm_op(); }
-  BackendKind backend() const override { return BackendKind::host; }
-  std::string description() const override { return "test: can_implement throws"; }
   std::string can_implement(const Point&, const Context&) const override {
     throw UsageError("TEST_SETTING='x' is not a number");
   }
@@ -150,7 +145,8 @@ class ThrowingGemm : public Implementation {
 
 TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
   static const bool added = [] {
-    Registry::instance().add(std::make_unique<ThrowingGemm>());
+    Registry::instance().add({"gemm", "test_throws", BackendKind::host, "test: can_implement throws"},
+                             [] { return std::unique_ptr<Implementation>(std::make_unique<ThrowingGemm>()); });
     return true;
   }();
   ASSERT_TRUE(added);

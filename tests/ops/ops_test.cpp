@@ -2,11 +2,11 @@
 
 #include <cmath>
 
-#include "ops/attention.h"
-#include "ops/collective.h"
-#include "ops/collective_data.h"
+#include "ops/attention/attention.h"
+#include "ops/collective/collective.h"
+#include "ops/collective/collective_data.h"
 #include "ops/dtype.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "support/points.h"
 
 namespace genbench {

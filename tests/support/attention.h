@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/points.h"
 #ifdef GENBENCH_HAVE_CUDA

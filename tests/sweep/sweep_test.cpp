@@ -3,7 +3,7 @@
 #include <set>
 
 #include "config/config.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "sweep/sweep.h"
 
 namespace genbench {

@@ -16,7 +16,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "kernels/attention/common/attention_validate.h"
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 
 namespace genbench::attention {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/strings.h"
-#include "ops/attention_math.h"
+#include "ops/attention/attention_math.h"
 #include "ops/dtype.h"
 
 namespace genbench::attention {

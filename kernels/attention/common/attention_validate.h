@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 
 namespace genbench::attention {

@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
-#include "kernels/registry.h"
+#include "ops/implementation.h"
 
 namespace genbench {
 
@@ -326,12 +326,6 @@ class CudnnCase final : public attention::DeviceAttentionCase {
 
 class AttentionCudnn final : public Implementation {
  public:
-  std::string name() const override { return "cudnn"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "cuDNN 9 fused flash attention (SDPA forward) through the backend graph API";
-  }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = AttentionShape::from(p);
     if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;

@@ -9,7 +9,7 @@
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/fa2_sm80/fa2.h"
-#include "kernels/registry.h"
+#include "ops/implementation.h"
 
 namespace genbench {
 
@@ -158,12 +158,6 @@ class Fa2Case final : public attention::DeviceAttentionCase {
 
 class Fa2Attention final : public Implementation {
  public:
-  std::string name() const override { return "fa2"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)";
-  }
   std::string can_implement(const Point& pt, const Context& ctx) const override {
     const auto s = AttentionShape::from(pt);
     if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;

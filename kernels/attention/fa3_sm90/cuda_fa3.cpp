@@ -12,8 +12,8 @@
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
-#include "kernels/registry.h"
-#include "ops/attention.h"
+#include "ops/implementation.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -152,13 +152,6 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
 
 class Fa3 final : public Implementation {
  public:
-  std::string name() const override { return "fa3"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "fused FlashAttention-3-style forward for Hopper (sm_90a): TMA, wgmma, warp-specialized "
-           "producer and 2-3 consumer warpgroups, persistent (own kernel); fp8_e4m3 inputs give a bf16 output";
-  }
 
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = AttentionShape::from(p);

@@ -10,7 +10,7 @@
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/common/block_softmax.cuh"
-#include "kernels/registry.h"
+#include "ops/implementation.h"
 
 namespace genbench {
 
@@ -140,12 +140,6 @@ class ReferenceCase final : public attention::DeviceAttentionCase {
 
 class AttentionReferenceCuda final : public Implementation {
  public:
-  std::string name() const override { return "reference"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "fp32 attention on the GPU, one block per query row (validation reference)";
-  }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
     if (auto why = dtype_not_in(s.dtype, {DType::fp32, DType::fp16, DType::bf16}); !why.empty()) return why;

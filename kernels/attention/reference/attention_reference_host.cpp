@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "core/strings.h"
-#include "kernels/registry.h"
-#include "ops/attention.h"
-#include "ops/attention_math.h"
+#include "ops/implementation.h"
+#include "ops/attention/attention.h"
+#include "ops/attention/attention_math.h"
 #include "ops/fill.h"
 #include "ops/implementation.h"
 
@@ -104,10 +104,6 @@ class AttentionReferenceHostCase final : public Case {
 
 class AttentionReferenceHost final : public Implementation {
  public:
-  std::string name() const override { return "reference"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::host; }
-  std::string description() const override { return "fp32 attention on the CPU, inputs rounded to the dtype"; }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
     if (s.graph) return "graph mode needs the cuda backend";

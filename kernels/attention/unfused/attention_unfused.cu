@@ -13,7 +13,7 @@
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/common/block_softmax.cuh"
-#include "kernels/registry.h"
+#include "ops/implementation.h"
 
 #define GENBENCH_UNFUSED_CHECK_CUBLAS(call)                                                        \
   do {                                                                                             \
@@ -154,12 +154,6 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
 
 class AttentionUnfused final : public Implementation {
  public:
-  std::string name() const override { return "unfused"; }
-  const Op& op() const override { return attention_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "cuBLAS batched QK^T into an fp32 score matrix, softmax kernel, cuBLAS batched PV";
-  }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = AttentionShape::from(p);
     if (auto why = dtype_not_in(s.dtype, {DType::fp32, DType::fp16, DType::bf16}); !why.empty()) return why;

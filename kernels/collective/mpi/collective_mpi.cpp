@@ -5,9 +5,9 @@
 
 #include "comm/comm.h"
 #include "core/strings.h"
-#include "kernels/registry.h"
-#include "ops/collective.h"
-#include "ops/collective_data.h"
+#include "ops/implementation.h"
+#include "ops/collective/collective.h"
+#include "ops/collective/collective_data.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -162,10 +162,6 @@ class CollectiveMpiCase final : public Case {
 
 class CollectiveMpi final : public Implementation {
  public:
-  std::string name() const override { return "mpi"; }
-  const Op& op() const override { return collective_op(); }
-  BackendKind backend() const override { return BackendKind::host; }
-  std::string description() const override { return "MPI collectives on host memory"; }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = CollectiveShape::from(p, ctx.comm.size());
     if (s.graph) return "graph mode needs the cuda backend";

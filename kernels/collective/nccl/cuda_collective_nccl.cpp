@@ -31,8 +31,8 @@
 #include "core/strings.h"
 #include "kernels/collective/nccl/device_fill.h"
 #include "kernels/collective/nccl/nccl_ops.h"
-#include "kernels/registry.h"
-#include "ops/collective.h"
+#include "ops/implementation.h"
+#include "ops/collective/collective.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -123,10 +123,6 @@ class NcclCase final : public Case {
 
 class CollectiveNccl final : public Implementation {
  public:
-  std::string name() const override { return "nccl"; }
-  const Op& op() const override { return collective_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override { return "NCCL collectives on device memory, one communicator per run"; }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = CollectiveShape::from(p, ctx.comm.size());
     if (s.in_place && (s.kind == CollectiveKind::all_to_all || s.kind == CollectiveKind::send_recv))

@@ -7,7 +7,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/convert.h"
 #include "backend/cuda/nccl_comm.h"
-#include "ops/collective_data.h"
+#include "ops/collective/collective_data.h"
 
 namespace genbench {
 

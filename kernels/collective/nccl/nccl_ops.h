@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ops/collective.h"
+#include "ops/collective/collective.h"
 
 namespace genbench {
 

@@ -38,8 +38,8 @@
 #include "core/strings.h"
 #include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
-#include "kernels/registry.h"
-#include "ops/gemm.h"
+#include "ops/implementation.h"
+#include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -151,12 +151,6 @@ class CublasLtCase final : public Case {
 
 class GemmCublasLt final : public Implementation {
  public:
-  std::string name() const override { return "cublaslt"; }
-  const Op& op() const override { return gemm_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "cuBLASLt matmul (fp32/tf32/fp16/bf16/fp8/int8), fastest of the heuristic's top candidates";
-  }
 
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = GemmShape::from(p);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 
 namespace genbench {

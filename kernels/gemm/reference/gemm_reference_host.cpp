@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "core/strings.h"
-#include "kernels/registry.h"
+#include "ops/implementation.h"
 #include "ops/fill.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -100,10 +100,6 @@ class GemmReferenceHostCase final : public Case {
 
 class GemmReferenceHost final : public Implementation {
  public:
-  std::string name() const override { return "reference"; }
-  const Op& op() const override { return gemm_op(); }
-  BackendKind backend() const override { return BackendKind::host; }
-  std::string description() const override { return "row-major GEMM on the CPU with fp32 accumulation"; }
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = GemmShape::from(p);
     if (s.graph) return "graph mode needs the cuda backend";

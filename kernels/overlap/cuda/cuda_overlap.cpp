@@ -39,9 +39,9 @@
 #include "kernels/collective/nccl/nccl_ops.h"
 #include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
-#include "kernels/registry.h"
 #include "ops/implementation.h"
-#include "ops/overlap.h"
+#include "ops/implementation.h"
+#include "ops/overlap/overlap.h"
 #include "stats/stats.h"
 
 namespace genbench {
@@ -315,12 +315,6 @@ class OverlapCudaCase final : public Case {
 
 class OverlapCuda final : public Implementation {
  public:
-  std::string name() const override { return "cuda"; }
-  const Op& op() const override { return overlap_op(); }
-  BackendKind backend() const override { return BackendKind::cuda; }
-  std::string description() const override {
-    return "cuBLASLt GEMM and NCCL collective on two prioritised streams, optionally pipelined in chunks";
-  }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = OverlapShape::from(p, ctx.comm.size());
     const auto& prop = cuda_backend_of(ctx.backend).properties();

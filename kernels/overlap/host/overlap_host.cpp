@@ -15,11 +15,11 @@
 
 #include "comm/comm.h"
 #include "core/strings.h"
-#include "kernels/registry.h"
-#include "ops/collective_data.h"
+#include "ops/implementation.h"
+#include "ops/collective/collective_data.h"
 #include "ops/fill.h"
 #include "ops/implementation.h"
-#include "ops/overlap.h"
+#include "ops/overlap/overlap.h"
 #include "stats/stats.h"
 
 namespace genbench {
@@ -214,12 +214,6 @@ class OverlapHostCase final : public Case {
 
 class OverlapHost final : public Implementation {
  public:
-  std::string name() const override { return "host"; }
-  const Op& op() const override { return overlap_op(); }
-  BackendKind backend() const override { return BackendKind::host; }
-  std::string description() const override {
-    return "reference CPU GEMM in a thread while MPI runs the collective (pipeline test on the host)";
-  }
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = OverlapShape::from(p, ctx.comm.size());
     if (s.priority != StreamPriority::equal) return "stream priorities need the cuda backend";

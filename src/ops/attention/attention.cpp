@@ -1,4 +1,4 @@
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,9 +87,13 @@ class AttentionOp final : public Op {
  public:
   std::string name() const override { return "attention"; }
 
-  const std::vector<AxisSpec>& axes() const override {
-    static const std::vector<AxisSpec> specs = [] {
-      std::vector<AxisSpec> v(attention_axis::count);
+  std::string summary() const override {
+    return "forward of softmax(Q K^T * scale) V: fp16/bf16/fp8, MHA/GQA/MQA, causal, varlen, eager or graph";
+  }
+
+  std::vector<AxisSpec> define_axes() const override {
+    std::vector<AxisSpec> v(attention_axis::count);
+    {
       namespace a = attention_axis;
       v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences per batch"};
       v[a::tokens] = {"tokens", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 40, {}, "total tokens; batch = tokens / seqlen_q"};
@@ -105,9 +109,8 @@ class AttentionOp final : public Op {
       v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
       v[a::varlen] = {"varlen", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {},
                       "packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded"};
-      return v;
-    }();
-    return specs;
+    }
+    return v;
   }
 
   std::string check(const Point& p, int) const override {
@@ -137,6 +140,36 @@ class AttentionOp final : public Op {
     return w;
   }
 
+  std::vector<MetricSpec> metrics() const override {
+    return {{"tflops", "TFLOP/s", "4*b*h*sq*sk*d per second (causal with sq == sk halved), median time",
+             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
+  }
+
+  std::vector<ColumnSpec> effective_columns() const override {
+    return {{"effective_batch", ColumnType::i64, "", "sequences that ran (batch, or tokens / seqlen_q)"},
+            {"effective_heads", ColumnType::i64, "", "query heads that ran (heads, or hidden / head_dim)"},
+            {"effective_heads_kv", ColumnType::i64, "", "key/value heads that ran"},
+            {"effective_seqlen_k", ColumnType::i64, "", "key length that ran"},
+            {"total_tokens_q", ColumnType::i64, "", "query rows over all sequences (with varlen, the drawn lengths' sum)"},
+            {"total_tokens_k", ColumnType::i64, "", "key rows over all sequences (with varlen, the drawn lengths' sum)"}};
+  }
+
+  std::vector<ColumnValue> effective(const Point& p, int) const override {
+    const auto s = AttentionShape::from(p);
+    std::int64_t tq = 0, tk = 0;
+    for (auto n : s.lengths_q()) tq += n;
+    for (auto n : s.lengths_k()) tk += n;
+    return {s.batch, s.heads, s.heads_kv, s.seqlen_k, tq, tk};
+  }
+
+  AnalysisHints analysis() const override {
+    AnalysisHints h;
+    h.title = "Attention throughput against sequence length";
+    h.x = "seqlen_q";
+    h.facets = {"dtype", "head_dim", "causal"};
+    return h;
+  }
+
   // Attention is matmul-bound: its rate is compared with the dense GEMM rate of its type.
   std::string ceiling(const Point& p) const override {
     return std::string("gemm_") + dtype_name(AttentionShape::from(p).dtype) + "_tflops";
@@ -158,5 +191,7 @@ const Op& attention_op() {
   static const AttentionOp op;
   return op;
 }
+
+GENBENCH_REGISTER_OP(attention_op)
 
 }  // namespace genbench

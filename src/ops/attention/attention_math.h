@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 
 namespace genbench {
 

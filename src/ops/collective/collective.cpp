@@ -1,4 +1,4 @@
-#include "ops/collective.h"
+#include "ops/collective/collective.h"
 
 #include "core/strings.h"
 
@@ -84,8 +84,8 @@ class CollectiveOp final : public Op {
  public:
   std::string name() const override { return "collective"; }
 
-  const std::vector<AxisSpec>& axes() const override {
-    static const std::vector<AxisSpec> specs = [] {
+  std::vector<AxisSpec> define_axes() const override {
+    {
       std::vector<AxisSpec> v(collective_axis::count);
       namespace c = collective_axis;
       v[c::collective] = {"collective", AxisType::choice, std::string("all_reduce"), kKinds, 0, 0, {}, "which collective"};
@@ -96,8 +96,7 @@ class CollectiveOp final : public Op {
       v[c::root] = {"root", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "root of broadcast/reduce"};
       v[c::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
       return v;
-    }();
-    return specs;
+    }
   }
 
   std::string check(const Point& p, int world_size) const override {
@@ -123,6 +122,34 @@ class CollectiveOp final : public Op {
     return w;
   }
 
+  std::string summary() const override {
+    return "NCCL/MPI collectives: algbw and busbw as nccl-tests defines them, results verified";
+  }
+
+  std::vector<MetricSpec> metrics() const override {
+    return {{"busbw_GBps", "GB/s", "algbw x the collective's bus-bandwidth factor (nccl-tests)",
+             [](const Work& w, double t) { return w.busbw_factor > 0 ? w.bytes / t / 1e9 * w.busbw_factor : 0.0; },
+             "busbw"},
+            {"algbw_GBps", "GB/s", "size (nccl-tests convention) per second, median time",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; }}};
+  }
+
+  std::vector<ColumnSpec> effective_columns() const override {
+    return {{"busbw_factor", ColumnType::f64, "", "busbw / algbw for this collective and world size (nccl-tests)"}};
+  }
+
+  std::vector<ColumnValue> effective(const Point& p, int world_size) const override {
+    return {CollectiveShape::from(p, world_size).busbw_factor()};
+  }
+
+  AnalysisHints analysis() const override {
+    AnalysisHints h;
+    h.title = "Collective bus bandwidth against message size";
+    h.x = "bytes";
+    h.facets = {"collective"};
+    return h;
+  }
+
   std::string describe(const Point& p) const override {
     const auto& ax = p.values;
     namespace c = collective_axis;
@@ -140,5 +167,7 @@ const Op& collective_op() {
   static const CollectiveOp op;
   return op;
 }
+
+GENBENCH_REGISTER_OP(collective_op)
 
 }  // namespace genbench

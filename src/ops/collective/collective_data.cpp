@@ -1,4 +1,4 @@
-#include "ops/collective_data.h"
+#include "ops/collective/collective_data.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/collective.h"
+#include "ops/collective/collective.h"
 
 namespace genbench {
 

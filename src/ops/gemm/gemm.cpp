@@ -1,4 +1,4 @@
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 
 #include "core/strings.h"
 
@@ -25,8 +25,8 @@ class GemmOp final : public Op {
  public:
   std::string name() const override { return "gemm"; }
 
-  const std::vector<AxisSpec>& axes() const override {
-    static const std::vector<AxisSpec> specs = [] {
+  std::vector<AxisSpec> define_axes() const override {
+    {
       std::vector<AxisSpec> v(gemm_axis::count);
       namespace g = gemm_axis;
       const std::int64_t big = std::int64_t{1} << 20;
@@ -43,11 +43,27 @@ class GemmOp final : public Op {
       v[g::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {}, "L2 state"};
       v[g::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
       return v;
-    }();
-    return specs;
+    }
+  }
+
+  std::string summary() const override {
+    return "D = A B in every precision a card has (fp32/tf32/fp16/bf16/fp8/int8), any shape and layout";
   }
 
   std::string check(const Point&, int) const override { return ""; }
+
+  std::vector<MetricSpec> metrics() const override {
+    return {{"tflops", "TFLOP/s", "2*m*n*k*batch per second, median time",
+             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
+  }
+
+  AnalysisHints analysis() const override {
+    AnalysisHints h;
+    h.title = "GEMM throughput per precision and shape";
+    h.x = "m";
+    h.facets = {"dtype"};
+    return h;
+  }
 
   Work work(const Point& p, int) const override {
     const auto s = GemmShape::from(p);
@@ -78,5 +94,7 @@ const Op& gemm_op() {
   static const GemmOp op;
   return op;
 }
+
+GENBENCH_REGISTER_OP(gemm_op)
 
 }  // namespace genbench

@@ -1,4 +1,4 @@
-#include "ops/overlap.h"
+#include "ops/overlap/overlap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,8 +93,8 @@ class OverlapOp final : public Op {
  public:
   std::string name() const override { return "overlap"; }
 
-  const std::vector<AxisSpec>& axes() const override {
-    static const std::vector<AxisSpec> specs = [] {
+  std::vector<AxisSpec> define_axes() const override {
+    {
       std::vector<AxisSpec> v(overlap_axis::count);
       namespace o = overlap_axis;
       const std::int64_t big = std::int64_t{1} << 20;
@@ -117,8 +117,7 @@ class OverlapOp final : public Op {
       v[o::chunks] = {"chunks", AxisType::integer, std::int64_t{1}, {}, 1, 64, {},
                       "pipeline pieces: GEMM split along M, piece i's collective overlaps piece i+1's GEMM"};
       return v;
-    }();
-    return specs;
+    }
   }
 
   std::string check(const Point& p, int) const override {
@@ -145,6 +144,24 @@ class OverlapOp final : public Op {
     return w;
   }
 
+  std::string summary() const override {
+    return "a GEMM and a collective on two streams: how much of the collective hides behind the GEMM";
+  }
+
+  std::vector<MetricSpec> metrics() const override {
+    return {{"tflops", "TFLOP/s", "the GEMM's FLOPs over the time of GEMM and collective together",
+             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
+  }
+
+  AnalysisHints analysis() const override {
+    AnalysisHints h;
+    h.title = "GEMM and collective overlapped";
+    h.x = "bytes";
+    h.facets = {"collective", "priority"};
+    h.compare_metric = overlap_metric::efficiency;
+    return h;
+  }
+
   std::vector<std::pair<std::string, std::string>> extra_columns() const override {
     namespace om = overlap_metric;
     return {{om::t_compute, "s"},       {om::t_comm, "s"},           {om::t_both, "s"},
@@ -169,5 +186,7 @@ const Op& overlap_op() {
   static const OverlapOp op;
   return op;
 }
+
+GENBENCH_REGISTER_OP(overlap_op)
 
 }  // namespace genbench

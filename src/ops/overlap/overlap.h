@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string>
 
-#include "ops/collective.h"
-#include "ops/gemm.h"
+#include "ops/collective/collective.h"
+#include "ops/gemm/gemm.h"
 #include "ops/op.h"
 
 namespace genbench {

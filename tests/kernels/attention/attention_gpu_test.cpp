@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/attention.h"
 #include "support/test_env.h"

@@ -16,7 +16,7 @@
 #ifdef GENBENCH_HAVE_CUDA
 #include "kernels/attention/common/attention_case.h"
 #endif
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/attention.h"
 #include "support/test_env.h"

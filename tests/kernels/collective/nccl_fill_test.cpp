@@ -9,7 +9,7 @@
 #include "backend/cuda/convert.h"
 #include "backend/cuda/cuda_backend.h"
 #include "kernels/collective/nccl/device_fill.h"
-#include "ops/collective_data.h"
+#include "ops/collective/collective_data.h"
 #include "support/points.h"
 
 namespace genbench {

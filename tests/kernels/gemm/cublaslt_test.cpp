@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "ops/gemm.h"
+#include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 #include "support/points.h"
 #include "support/test_env.h"

@@ -1,0 +1,13 @@
+// Registers this folder's implementation(s): the one place they are named.
+#include "ops/implementation.h"
+
+namespace genbench {
+
+GENBENCH_CUDA_FACTORY_DECL(make_attention_fa2);
+
+GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"attention", "fa2", BackendKind::cuda,
+      "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)",
+      {}, GENBENCH_CUDA_MISSING}),
+    GENBENCH_CUDA_FACTORY(make_attention_fa2))
+
+}  // namespace genbench
