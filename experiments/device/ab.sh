@@ -4,9 +4,9 @@
 # BUILD names an existing build tree (default build-dev); with BUILD_NAME set, the working tree
 # is first built into build-BUILD_NAME (genbench and the tests, sm_90a) and the GPU tests of
 # TEST_FILTER (if set) run before the timing.
-# Usage: [ROUNDS=2] [BUILD_NAME=ab] [TEST_FILTER='Fa3Gpu.*'] scripts/device/ab.sh CONFIG "ENV=1 ..." "ENV=0 ..."
+# Usage: [ROUNDS=2] [BUILD_NAME=ab] [TEST_FILTER='Fa3Gpu.*'] experiments/device/ab.sh CONFIG "ENV=1 ..." "ENV=0 ..."
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../../scripts/device/common.sh"
 device_init results/device-ab
 cfg=$1; shift
 if [ -n "${BUILD_NAME:-}" ]; then

@@ -3,11 +3,11 @@
 # build for sm_90a (configure first when BUILD is missing; incremental otherwise), the fp8 GPU
 # tests (Fa3Gpu.*Fp8*), compute-sanitizer memcheck on one small fp8 test, then
 # configs/fa3-fp8.yaml through genbench with a compact TFLOP/s table.
-# Usage: BUILD=build-dev scripts/device/attention-fp8.sh [deadline seconds, default 560]
+# Usage: BUILD=build-dev experiments/device/attention-fp8.sh [deadline seconds, default 560]
 # Logs and the result file go to $OUT (default results/device-fa3-fp8). Stages that would start
 # after the deadline are skipped (and say so).
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../../scripts/device/common.sh"
 device_init results/device-fa3-fp8
 deadline=${1:-560}
 left() { echo $((deadline - SECONDS)); }

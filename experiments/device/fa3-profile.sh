@@ -5,13 +5,13 @@
 #            ALU pipes, issue activity, the largest warp stall reasons, shared-memory bank
 #            conflicts, DRAM throughput.
 #   source:  per-instruction warp-stall samples of the SASS (SourceCounters), exported as the
-#            source page (CSV, gzipped) into $OUT; scripts/device/sass_stalls.py summarises it.
-# Usage: BUILD=build-dev OUT=dir scripts/device/fa3-profile.sh metrics|source "IMPL DTYPE D SEQLEN CAUSAL" ...
-#   e.g. scripts/device/fa3-profile.sh metrics "fa3 fp8_e4m3 128 8192 false" "fa3 bf16 64 512 true"
+#            source page (CSV, gzipped) into $OUT; experiments/device/sass_stalls.py summarises it.
+# Usage: BUILD=build-dev OUT=dir experiments/device/fa3-profile.sh metrics|source "IMPL DTYPE D SEQLEN CAUSAL" ...
+#   e.g. experiments/device/fa3-profile.sh metrics "fa3 fp8_e4m3 128 8192 false" "fa3 bf16 64 512 true"
 # Shapes are the FlashAttention benchmark's (hidden 2048, 16384 tokens). The build tree must exist
 # (scripts/build.sh). Only fa3 kernels are selected (the kernel name matches fa3_*fwd).
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../../scripts/device/common.sh"
 mode=${1:-}; shift || true
 case $mode in metrics|source) ;; *) echo "usage: $0 metrics|source POINT..." >&2; exit 2 ;; esac
 device_init results/device-fa3-profile

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Device calls for attention/fa3, one stage per call so each stays under the per-call limit
 # (the build stays on a warm machine between calls):
-#   scripts/device/fa3.sh build   configure and build for sm_90a (torch SDPA peers run on GPU 1
+#   experiments/device/fa3.sh build   configure and build for sm_90a (torch SDPA peers run on GPU 1
 #                                 meanwhile: scripts/peers/fa3_torch_sdpa.py)
-#   scripts/device/fa3.sh tests   the attention and fa3 GPU tests, compute-sanitizer memcheck on
+#   experiments/device/fa3.sh tests   the attention and fa3 GPU tests, compute-sanitizer memcheck on
 #                                 fa3 varlen
-#   scripts/device/fa3.sh perf    configs/fa3.yaml (persistent, then one CTA per tile),
-#                                 configs/fa3-tails.yaml and the d=64 A/B of configs/fa3_ab.yaml
+#   experiments/device/fa3.sh perf    configs/fa3.yaml (persistent, then one CTA per tile),
+#                                 configs/fa3-tails.yaml and the d=64 A/B of experiments/configs/fa3_ab.yaml
 #                                 (2 vs 3 consumer warpgroups)
 # Logs and result files go to $OUT (default results/device-fa3); BUILD names the build tree.
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../../scripts/device/common.sh"
 device_init results/device-fa3
 OUT=$(cd "$OUT" && pwd)
 summary() { sed -n '/^Summary/,$p' "$1" | cut -c1-170; }
@@ -45,7 +45,7 @@ case "${1:-}" in
       > "$OUT/fa3-nonpersistent.txt" 2>&1
     echo "fa3.yaml, one CTA per tile, rc=$? at ${SECONDS}s"; summary "$OUT/fa3-nonpersistent.txt"
     for c in 2 3; do
-      GENBENCH_FA3_CONSUMERS=$c timeout 100 "$B/bin/genbench" run configs/fa3_ab.yaml -o "$OUT/fa3-ab-c$c.h5" --force \
+      GENBENCH_FA3_CONSUMERS=$c timeout 100 "$B/bin/genbench" run experiments/configs/fa3_ab.yaml -o "$OUT/fa3-ab-c$c.h5" --force \
         > "$OUT/ab-c$c.txt" 2>&1
       echo "fa3_ab consumers=$c rc=$? at ${SECONDS}s"; summary "$OUT/ab-c$c.txt"
     done

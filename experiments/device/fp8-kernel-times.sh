@@ -3,15 +3,15 @@
 # the variant trees under .var/NAME (genbench only) side by side, runs the GPU tests (the fp8
 # ones unless TESTS names others) and compute-sanitizer memcheck on MEMCHECK's tests, reads
 # the duration of every kernel of one timed fa3 fp8 launch (V^T pre-pass and attention kernel
-# separately) with Nsight Compute for each build, then times configs/fa3-fp8-d128.yaml (and
-# any further configs) with every build in turn, ROUNDS times (scripts/device/ab-builds.sh).
-# Usage: ROUNDS=2 [TESTS=gtest-filter] [MEMCHECK=gtest-filter] scripts/device/fp8-kernel-times.sh "base" [CONFIG...]
+# separately) with Nsight Compute for each build, then times experiments/configs/fa3-fp8-d128.yaml (and
+# any further configs) with every build in turn, ROUNDS times (experiments/device/ab-builds.sh).
+# Usage: ROUNDS=2 [TESTS=gtest-filter] [MEMCHECK=gtest-filter] experiments/device/fp8-kernel-times.sh "base" [CONFIG...]
 # Logs go to $OUT (default results/device-fp8-kernel-times).
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../../scripts/device/common.sh"
 device_init results/device-fp8-kernel-times
 vars=$1; shift
-cfgs=("$@"); [ ${#cfgs[@]} -eq 0 ] && cfgs=(configs/fa3-fp8-d128.yaml)
+cfgs=("$@"); [ ${#cfgs[@]} -eq 0 ] && cfgs=(experiments/configs/fa3-fp8-d128.yaml)
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv,noheader
 jobs=$(( $(nproc) / ($(echo $vars | wc -w) + 1) ))
 build_tree new . "$jobs" genbench genbench_tests &

@@ -3,7 +3,7 @@
 # (B), mbarrier waits (T), max (M) and exp2 (E) in the SASS of the built objects (cuobjdump),
 # runs of one letter collapsed: shows whether the softmax (M..E) sits between W1 and W0 as the
 # source orders it (intra-warpgroup overlap) or after W0.
-# Usage: scripts/device/sass-order.sh BUILD_DIR
+# Usage: experiments/device/sass-order.sh BUILD_DIR
 set -uo pipefail
 B=${1:-build-dev}
 for o in $(find "$B" -name 'fa3_*sm90.cu.o'); do

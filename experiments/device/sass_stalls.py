@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarises the per-instruction warp-stall samples that `scripts/device/fa3-profile.sh source`
+"""Summarises the per-instruction warp-stall samples that `experiments/device/fa3-profile.sh source`
 exports (ncu source page, SASS, CSV, gzipped or not): samples by stall reason and by opcode,
 the instructions with the most samples, and optionally the share of named instruction ranges.
 

@@ -1,4 +1,4 @@
-# Sourced by the one-call device scripts (not run on its own).
+# Sourced by the one-call device scripts here and in experiments/device/ (not run on its own).
 #   device_init DEFAULT_OUT   repository root as working directory; OUT (the results folder,
 #                             created; DEFAULT_OUT unless set), B (the build tree: BUILD or
 #                             build-dev), t0 (start time), and what every run here needs:
