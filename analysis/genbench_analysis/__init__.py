@@ -3,15 +3,19 @@
     >>> import genbench_analysis as ga
     >>> r = ga.load("results/run.h5")
     >>> r.points, r.ranks, r.system, r.attrs, r.samples("gemm")
+    >>> b = r.benchmarks["gemm"]; b.headline, b.metrics, b.units, b.description.plot
 """
 
-from .loader import (FORMAT, SCHEMA_VERSION, Benchmark, HeldBackWarning, NotGenbenchFileError, NotHDF5Error, Result,
-                     ResultFileError, ResultStateWarning, SchemaVersionError, holding_reasons, load)
+from .describe import Column, CompareHints, Metric, OpDescription, PlotHints, metric_label
+from .loader import (FORMAT, SCHEMA_VERSION, SCHEMA_VERSIONS, Benchmark, DescriptionError, HeldBackWarning,
+                     NotGenbenchFileError, NotHDF5Error, Result, ResultFileError, ResultStateWarning,
+                     SchemaVersionError, holding_reasons, load)
 
 from . import compare, plots, report  # noqa: E402  (ga.compare.compare, ga.plots.PLOTS, ...)
 
 __version__ = "0.1.0"
 
 __all__ = ["load", "Result", "Benchmark", "ResultFileError", "NotHDF5Error", "NotGenbenchFileError",
-           "SchemaVersionError", "ResultStateWarning", "HeldBackWarning", "holding_reasons", "FORMAT",
-           "SCHEMA_VERSION", "__version__"]
+           "SchemaVersionError", "DescriptionError", "ResultStateWarning", "HeldBackWarning", "holding_reasons",
+           "OpDescription", "Column", "Metric", "PlotHints", "CompareHints", "metric_label", "FORMAT",
+           "SCHEMA_VERSION", "SCHEMA_VERSIONS", "__version__"]

@@ -1,10 +1,15 @@
-"""Reading genbench result files (HDF5, schema version 1) into pandas DataFrames.
+"""Reading genbench result files (HDF5, schema versions 1 and 2) into pandas DataFrames.
 
 The file layout is described in docs/hdf5-schema.md. In short: root attributes describe the
 run, /system has one row per rank, and /benchmarks/<name>/ holds three datasets whose first
 dimension is the point row: ``points`` (one compound row per point), ``samples``
-(float64 [row, rank, iteration], NaN past the iterations a point ran) and ``rank_stats``
-(compound [row, rank]).
+(float64 [row, rank, iteration]) and ``rank_stats`` (compound [row, rank]).
+
+Schema 2 files describe themselves (root attribute ``schema_description``, per benchmark
+``op_description`` and ``columns``); their points tables are pre-sized, so rows whose status is
+"" were not run and are dropped here, and samples past a rank's ``iterations`` are undefined and
+cut here. For schema 1 files an equivalent description is derived (describe.py). Either way
+each Benchmark carries an OpDescription: its metrics with units, headline, plot and comparison.
 """
 
 from __future__ import annotations
@@ -17,8 +22,12 @@ from typing import Dict, List, Optional
 import numpy as np
 import pandas as pd
 
+from . import describe as _describe
+from .describe import Column, Metric, OpDescription
+
 FORMAT = "genbench-results"
-SCHEMA_VERSION = 1
+SCHEMA_VERSIONS = (1, 2)   # the versions this package reads
+SCHEMA_VERSION = max(SCHEMA_VERSIONS)
 
 # Columns of a points table that are not benchmark parameters.
 STATUS_COLUMNS = ["status", "reason", "variant", "stop_reason"]
@@ -39,6 +48,11 @@ class NotGenbenchFileError(ResultFileError):
 
 class SchemaVersionError(ResultFileError):
     """A genbench file of a schema version this package does not know."""
+
+
+class DescriptionError(ResultFileError):
+    """A schema 2 file whose stored description (schema_description, op_description, columns)
+    is malformed or names columns its tables lack."""
 
 
 class ResultStateWarning(UserWarning):
@@ -99,13 +113,50 @@ def _units(dset) -> Dict[str, str]:
 
 @dataclass
 class Benchmark:
-    """What one /benchmarks/<name> group says about itself."""
+    """What one /benchmarks/<name> group says about itself.
+
+    description  the op's OpDescription (schema 2: stored in the file; schema 1: derived)
+    columns      every column of its points table (Column: name, type, unit, meaning, kind)
+    """
 
     name: str
     op: str
     axes: List[str]
     implementations: List[str]
     attrs: Dict[str, object] = field(default_factory=dict)
+    description: Optional[OpDescription] = None
+    columns: List[Column] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> List[Metric]:
+        return list(self.description.metrics) if self.description else []
+
+    @property
+    def headline(self) -> Optional[Metric]:
+        """The op's headline metric (name, unit, meaning), or None when it declares none."""
+        return self.description.headline_metric if self.description else None
+
+    @property
+    def units(self) -> Dict[str, str]:
+        """column -> unit ('' when dimensionless) for every column of the points table."""
+        return {c.name: c.unit for c in self.columns}
+
+    @property
+    def meanings(self) -> Dict[str, str]:
+        return {c.name: c.meaning for c in self.columns}
+
+    @property
+    def compare_metric(self) -> str:
+        """The column compare and versus rate by: the op's compare.metric, else its headline."""
+        return self.description.compare_metric if self.description else ""
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.description.compare.higher_is_better if self.description else True
+
+    def label(self, column: str) -> str:
+        """How tables and axes name a column: its metric label ('TFLOP/s', 'busbw GB/s')."""
+        return _describe.metric_label(column, self.units.get(column, ""))
 
 
 def device_label(backend: str, system: pd.DataFrame) -> str:
@@ -130,12 +181,15 @@ class Result:
     points      one row per (benchmark, point): parameters, status, metrics (DataFrame)
     ranks       one row per (benchmark, point, rank): that rank's own statistics, plus
                 ``rel_median`` = rank median / median over ranks of the point
-    units       column -> unit of the points table
+    units       column -> unit of the points table (every benchmark's; Benchmark.units is one's)
+    schema      the schema description: stored (schema 2) or derived from the file (schema 1)
+    ceilings    /ceilings (rank, name, value, unit, detail); empty where none was measured
     samples(b)  long-form raw samples of benchmark b (read on request)
     """
 
     def __init__(self, path: str, attrs: dict, system: pd.DataFrame, benchmarks: Dict[str, Benchmark],
-                 points: pd.DataFrame, ranks: pd.DataFrame, units: Optional[Dict[str, str]] = None):
+                 points: pd.DataFrame, ranks: pd.DataFrame, units: Optional[Dict[str, str]] = None,
+                 schema: Optional[dict] = None, ceilings: Optional[pd.DataFrame] = None):
         self.path = path
         self.attrs = attrs
         self.system = system
@@ -143,6 +197,24 @@ class Result:
         self.points = points
         self.ranks = ranks
         self.units = units or {}
+        self.schema = schema or {"version": attrs.get("schema_version"), "datasets": {}}
+        self.ceilings = ceilings if ceilings is not None else pd.DataFrame(
+            columns=["rank", "name", "value", "unit", "detail"])
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.attrs.get("schema_version", 0) or 0)
+
+    def ceiling(self, name: str) -> Optional[tuple]:
+        """(value, unit) of a /ceilings entry, the lowest over ranks; None when not measured."""
+        c = self.ceilings
+        if c.empty or "name" not in c:
+            return None
+        rows = c[(c["name"] == name) & np.isfinite(pd.to_numeric(c["value"], errors="coerce"))]
+        if rows.empty:
+            return None
+        i = pd.to_numeric(rows["value"]).idxmin()
+        return float(rows.loc[i, "value"]), str(rows.loc[i, "unit"]) if "unit" in rows else ""
 
     # --- labels -------------------------------------------------------------------------
     @property
@@ -192,16 +264,16 @@ class Result:
         except (OSError, KeyError) as e:
             raise ResultFileError(f"{self.path}: cannot read the samples of {benchmark!r}: {e}") from e
         pts = self.points[self.points["benchmark"] == benchmark]
+        pts = pts[pts["row"] < data.shape[0]].sort_values("row")
         rows = pts["row"].to_numpy()
-        n_rows = min(len(rows), data.shape[0])
-        data = data[:n_rows]
+        rk = self.ranks[self.ranks["benchmark"] == benchmark] if not self.ranks.empty else self.ranks
+        data = _cut_samples(data[rows], _iterations_per_rank(rows, data.shape[1], rk, pts))
         r, k, i = np.nonzero(~np.isnan(data))
         # np.nonzero walks row-major, so the result is ordered by point row, rank, iteration.
-        by_row = pts.set_index("row")
         return pd.DataFrame({
             "benchmark": benchmark,
-            "point": by_row.loc[r, "point"].to_numpy() if len(r) else np.array([], dtype=np.int64),
-            "impl": by_row.loc[r, "impl"].to_numpy() if len(r) else np.array([], dtype=object),
+            "point": pts["point"].to_numpy()[r] if len(r) else np.array([], dtype=np.int64),
+            "impl": pts["impl"].to_numpy()[r] if len(r) else np.array([], dtype=object),
             "rank": k.astype(np.int64),
             "iteration": i.astype(np.int64),
             "time_s": data[r, k, i],
@@ -233,9 +305,10 @@ def _check_file(path: str):
             what = "no 'format' attribute" if fmt is None else f"format={fmt!r}"
             raise NotGenbenchFileError(f"{path}: not a genbench result file ({what}; expected format={FORMAT!r})")
         version = _decode(f.attrs["schema_version"]) if "schema_version" in f.attrs else None
-        if version != SCHEMA_VERSION:
+        if version not in SCHEMA_VERSIONS:
+            known = " and ".join(str(v) for v in SCHEMA_VERSIONS)
             raise SchemaVersionError(
-                f"{path}: schema version {version}, but this genbench_analysis reads version {SCHEMA_VERSION}; "
+                f"{path}: schema version {version}, but this genbench_analysis reads versions {known}; "
                 "use the analysis package of the genbench release that wrote the file")
     except BaseException:
         f.close()
@@ -261,13 +334,25 @@ def load(path) -> Result:
 
 
 def _read(path: str, f) -> Result:
-    attrs = {k: _decode(v) for k, v in f.attrs.items()}
+    attrs = {k: _decode(v) for k, v in f.attrs.items() if k != "schema_description"}
+    version = attrs.get("schema_version")
     state = attrs.get("state")
     if state != "complete":
         warnings.warn(f"{path}: the run is not complete (state={state!r}); its results may be partial",
                       ResultStateWarning, stacklevel=3)
 
+    if version >= 2:
+        if "schema_description" not in f.attrs:
+            raise DescriptionError(f"{path}: schema version {version} but no root attribute 'schema_description'")
+        try:
+            schema = _describe.parse_schema_description(f.attrs["schema_description"])
+        except _describe.DescriptionError as e:
+            raise DescriptionError(f"{path}: {e}") from e
+    else:
+        schema = _v1_schema(f)
+
     system = _frame(f["system"][()]) if "system" in f else pd.DataFrame()
+    ceilings = _frame(f["ceilings"][()]) if "ceilings" in f else None
 
     benchmarks: Dict[str, Benchmark] = {}
     point_frames, rank_frames = [], []
@@ -276,50 +361,56 @@ def _read(path: str, f) -> Result:
     group = f["benchmarks"] if "benchmarks" in f else {}
     for name in group:
         g = group[name]
-        gattrs = {k: _decode(v) for k, v in g.attrs.items()}
-        axes = gattrs.get("axes", []) or []
-        impls = gattrs.get("implementations", []) or []
-        b = Benchmark(name=name, op=str(gattrs.get("op", name)), axes=list(axes), implementations=list(impls),
-                      attrs=gattrs)
+        gattrs = {k: _decode(v) for k, v in g.attrs.items() if k not in ("op_description", "columns")}
+        pdset = g["points"] if "points" in g else None
+        b = _benchmark(path, name, g, gattrs, pdset, version, schema)
         benchmarks[name] = b
-        if "points" not in g:
+        if pdset is None:
             continue
-        pdata = g["points"][()]
-        units.update(_units(g["points"]))
-        pts = _frame(pdata)
-        n = len(pts)
+        units.update({c.name: c.unit for c in b.columns if c.unit or c.name not in units})
+        pts = _frame(pdset[()])
         pts.insert(0, "benchmark", name)
         pts.insert(1, "op", b.op)
-        pts.insert(2, "row", np.arange(n, dtype=np.int64))
+        pts.insert(2, "row", np.arange(len(pts), dtype=np.int64))
+        # Schema 2 tables are pre-sized: a row whose status is "" is a point that was not run.
+        if "status" in pts:
+            pts = pts[pts["status"].astype(str) != ""].reset_index(drop=True)
+        rows = pts["row"].to_numpy()
         for a in b.axes:
             if a in pts and pts[a].dtype.kind in "iu":
                 int_axes.add(a)
 
-        # Per-rank statistics; a point row is only written after its rank_stats row.
+        # Per-rank statistics of the rows that ran.
+        rk = pd.DataFrame()
         if "rank_stats" in g:
-            rs = g["rank_stats"][()][:n]
+            rs_d = g["rank_stats"]
+            sel = rows[rows < rs_d.shape[0]]
+            rs = rs_d[()][sel] if len(sel) else rs_d[()][:0]
             nranks = rs.shape[1] if rs.ndim == 2 else 0
             flat = _frame(rs.reshape(-1)) if rs.size else pd.DataFrame()
             if not flat.empty:
                 flat.insert(0, "benchmark", name)
-                flat.insert(1, "row", np.repeat(np.arange(rs.shape[0], dtype=np.int64), nranks))
-                flat.insert(2, "rank", np.tile(np.arange(nranks, dtype=np.int64), rs.shape[0]))
+                flat.insert(1, "row", np.repeat(sel.astype(np.int64), nranks))
+                flat.insert(2, "rank", np.tile(np.arange(nranks, dtype=np.int64), len(sel)))
                 key = pts[["row", "point", "impl", "status"]]
-                flat = flat.merge(key, on="row", how="left")
+                flat = flat.merge(key, on="row", how="inner")
                 rank_frames.append(flat)
+                rk = flat
 
-        # Iterations actually recorded, per rank, from the samples (NaN past the end).
+        # Iterations recorded per rank: the samples up to each rank's iteration count (schema 2
+        # leaves the rest undefined; schema 1 pads with NaN).
         if "samples" in g:
             s = g["samples"]
-            rows = min(n, s.shape[0])
+            n = len(pts)
             counts = np.zeros(n, dtype=np.int64)
             noise = np.full(n, np.nan)
-            if rows:
-                data = s[:rows]
-                finite = ~np.isnan(data)
-                per_rank = finite.sum(axis=2)
-                counts[:rows] = per_rank.max(axis=1) if per_rank.size else 0
-                noise[:rows] = samples_noise(data)
+            inside = rows < s.shape[0]
+            if inside.any():
+                data = s[()][rows[inside]]
+                data = _cut_samples(data, _iterations_per_rank(rows[inside], s.shape[1], rk, pts[inside]))
+                per_rank = (~np.isnan(data)).sum(axis=2)
+                counts[inside] = per_rank.max(axis=1) if per_rank.size else 0
+                noise[inside] = samples_noise(data)
             pts["samples_per_rank"] = counts
             pts["rel_noise"] = noise
         point_frames.append(pts)
@@ -338,7 +429,120 @@ def _read(path: str, f) -> Result:
             ranks["rel_median"] = ranks["median_s"] / med
         if "host" in system and "rank" in system:
             ranks = ranks.merge(system[["rank", "host"]], on="rank", how="left")
-    return Result(path, attrs, system, benchmarks, points, ranks, units)
+    return Result(path, attrs, system, benchmarks, points, ranks, units, schema=schema, ceilings=ceilings)
+
+
+def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schema: dict) -> Benchmark:
+    """The Benchmark of group g: description and columns from the file (schema 2) or derived
+    (schema 1)."""
+    names = list(pdset.dtype.names or ()) if pdset is not None else []
+    impls = list(gattrs.get("implementations", []) or [])
+    if version >= 2:
+        what = f"{path}: benchmark {name!r}"
+        if "op_description" not in g.attrs:
+            raise DescriptionError(f"{what} has no attribute 'op_description' (schema version {version})")
+        try:
+            desc = _describe.parse_op_description(g.attrs["op_description"], f"{what}: op_description")
+            if "columns" in g.attrs:
+                columns = _describe.parse_columns(_describe._json(g.attrs["columns"], f"{what}: columns"),
+                                                  f"{what}: columns")
+            else:  # the fixed columns of the schema, the op's own, the axes typed from the table
+                columns = _columns_from_parts(names, pdset, _describe.fixed_columns(schema, "points"), desc)
+            if names:
+                missing = [c.name for c in columns if c.name not in names]
+                if missing:
+                    raise _describe.DescriptionError(f"{what}: columns lists {', '.join(missing)}, "
+                                                     "which the points table lacks")
+                _describe.check_against_table(desc, names, f"{what}: op_description")
+        except _describe.DescriptionError as e:
+            raise DescriptionError(str(e) if str(e).startswith(path) else f"{path}: {e}") from e
+        axes = list(gattrs.get("axes", []) or []) or [a.name for a in desc.axes]
+        # Kinds of the op's columns as its description declares them.
+        kinds = {c.name: c.kind for c in desc.columns}
+        for c in columns:
+            if not c.kind and c.name in kinds:
+                c.kind = kinds[c.name]
+        op = str(gattrs.get("op", desc.op))
+    else:
+        axes = list(gattrs.get("axes", []) or [])
+        op = str(gattrs.get("op", name))
+        units = _units(pdset) if pdset is not None else {}
+        desc = _describe.v1_op_description(op, axes, pdset.dtype if pdset is not None else None, units)
+        columns = _columns_from_parts(names, pdset, _describe.fixed_columns(schema, "points"), desc)
+    return Benchmark(name=name, op=op, axes=axes, implementations=impls, attrs=gattrs, description=desc,
+                     columns=columns)
+
+
+def _columns_from_parts(names: List[str], pdset, fixed: List[Column], desc: OpDescription) -> List[Column]:
+    """Every column of a points table, in table order: described by the schema's fixed columns
+    or the op's, else typed from the table (axes: unit from the op description's columns)."""
+    known = {c.name: c for c in fixed}
+    known.update({c.name: c for c in desc.columns})
+    out = []
+    for n in names:
+        c = known.get(n)
+        if c is None:
+            axis = next((a for a in desc.axes if a.name == n), None)
+            c = Column(n, _describe.dtype_type(pdset.dtype.fields[n][0]), axis.unit if axis else "",
+                       axis.help if axis else "")
+        out.append(Column(c.name, c.type, c.unit, c.meaning, c.kind))
+    return out
+
+
+def _v1_schema(f) -> dict:
+    """A schema description for a schema 1 file: the columns its datasets have, with their
+    types and units (unit_<column> attributes); v1 files hold no meanings. The points' fixed
+    columns are those of describe.V1_FIXED that the tables have."""
+    def cols(dset, only=None):
+        if dset is None or dset.dtype.names is None:
+            return []
+        u = _units(dset)
+        return [Column(n, _describe.dtype_type(dset.dtype.fields[n][0]), u.get(n, ""), "")
+                for n in dset.dtype.names if only is None or n in only]
+
+    datasets = {}
+    pts = None
+    if "benchmarks" in f:
+        for name in f["benchmarks"]:
+            if "points" in f["benchmarks"][name]:
+                pts = f["benchmarks"][name]["points"]
+                break
+    datasets["points"] = {"fixed": cols(pts, set(_describe.V1_FIXED)),
+                          "note": "derived from a schema 1 file: types and units of its columns, no meanings"}
+    for ds in ("system", "ceilings"):
+        if ds in f:
+            datasets[ds] = cols(f[ds])
+    if pts is not None and "rank_stats" in pts.parent:
+        datasets["rank_stats"] = cols(pts.parent["rank_stats"])
+    return {"version": 1, "datasets": datasets}
+
+
+def _iterations_per_rank(rows: np.ndarray, nranks: int, ranks: pd.DataFrame, pts: pd.DataFrame) -> np.ndarray:
+    """[len(rows), nranks] iterations each rank timed at each row: rank_stats' iterations,
+    else the point's iterations for every rank; unknown (no column) -> a large number."""
+    out = np.full((len(rows), nranks), np.iinfo(np.int64).max, dtype=np.int64)
+    pos = {int(r): i for i, r in enumerate(rows)}
+    if "iterations" in pts:
+        it = pd.to_numeric(pts["iterations"], errors="coerce").fillna(0).astype(np.int64).to_numpy()
+        for r, n in zip(pts["row"].to_numpy(), it):
+            if int(r) in pos:
+                out[pos[int(r)], :] = n
+    if ranks is not None and not ranks.empty and "iterations" in ranks:
+        for r, k, n in zip(ranks["row"].to_numpy(), ranks["rank"].to_numpy(),
+                           pd.to_numeric(ranks["iterations"], errors="coerce").fillna(0).astype(np.int64)):
+            if int(r) in pos and 0 <= int(k) < nranks:
+                out[pos[int(r)], int(k)] = int(n)
+    return out
+
+
+def _cut_samples(data: np.ndarray, iters: np.ndarray) -> np.ndarray:
+    """data [row, rank, iteration] with every entry past its rank's iteration count NaN."""
+    data = np.array(data, dtype=float, copy=True)
+    if data.size == 0:
+        return data
+    idx = np.arange(data.shape[2])[None, None, :]
+    data[idx >= iters[:, :, None]] = np.nan
+    return data
 
 
 def _warn_held_back(path: str, points: pd.DataFrame) -> None:

@@ -6,6 +6,7 @@ repository root:  PYTHONPATH=analysis /usr/bin/python3 -m pytest analysis/tests
 (defaults: build/bin/genbench and mpirun).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +23,16 @@ if ANALYSIS not in sys.path:  # so that a plain `pytest analysis/tests` finds th
 
 CONFIG = os.path.join(HERE, "data", "small.yaml")
 RANKS = 2
+# Schema 1 files of the same configs, kept in the repository (written by genbench a0d2e062a0c0).
+V1_SMALL = os.path.join(HERE, "data", "v1_small.h5")
+V1_OVERLAP = os.path.join(HERE, "data", "v1_overlap.h5")
+
+
+def group_axes(g):
+    """A benchmark group's axis names: its 'axes' attribute, else its op_description's."""
+    if "axes" in g.attrs:
+        return [a.decode() if isinstance(a, bytes) else str(a) for a in g.attrs["axes"]]
+    return [a["name"] for a in json.loads(g.attrs["op_description"])["axes"]]
 
 
 def _genbench_env():
@@ -66,6 +77,12 @@ def file_b(result_files):
     return result_files[1]
 
 
+@pytest.fixture(scope="session", params=["run", "v1"])
+def any_file(request, file_a):
+    """The binary's own file of small.yaml, then the kept schema 1 file of the same config."""
+    return file_a if request.param == "run" else V1_SMALL
+
+
 @pytest.fixture(scope="session")
 def gpu_like_file(file_a, tmp_path_factory):
     """A copy of run A edited to look like a 2-GPU CUDA run: graph-mode points that ran
@@ -87,7 +104,7 @@ def gpu_like_file(file_a, tmp_path_factory):
             rs = g["rank_stats"][()]
             if "mode" in pts.dtype.names:
                 eager = {}
-                keyf = [c for c in pts.dtype.names if c not in ("point", "mode") and c in g.attrs["axes"]]
+                keyf = [c for c in pts.dtype.names if c not in ("point", "mode") and c in group_axes(g)]
                 for i, row in enumerate(pts):
                     key = tuple(row[c] for c in ["impl"] + keyf)
                     if row["mode"] == b"eager" and row["status"] == b"ok":
@@ -100,7 +117,8 @@ def gpu_like_file(file_a, tmp_path_factory):
                             if c.startswith("time_"):
                                 src[c] = src[c] / 1.25
                         for c in ("tflops", "algbw_GBps", "busbw_GBps"):
-                            src[c] = src[c] * 1.25
+                            if c in pts.dtype.names:
+                                src[c] = src[c] * 1.25
                         src["point"] = row["point"]
                         src["mode"] = b"graph"
                         pts[i] = src

@@ -14,8 +14,8 @@ def test_future_schema_version(file_a, tmp_path):
     path = tmp_path / "future.h5"
     shutil.copy(file_a, path)
     with h5py.File(path, "r+") as f:
-        f.attrs["schema_version"] = np.int64(2)
-    with pytest.raises(ga.SchemaVersionError, match=r"schema version 2.*reads version 1"):
+        f.attrs["schema_version"] = np.int64(3)
+    with pytest.raises(ga.SchemaVersionError, match=r"schema version 3.*reads versions 1 and 2"):
         ga.load(path)
 
 

@@ -1,4 +1,5 @@
-"""The loader on files the real genbench binary wrote."""
+"""The loader on files the real genbench binary wrote: the one the tests run (whatever schema
+it writes) and the schema 1 file kept in tests/data (same config)."""
 
 import shutil
 import warnings
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import genbench_analysis as ga
-from conftest import RANKS
+from conftest import RANKS, V1_SMALL
 
 STATUSES = {"ok", "failed", "skipped", "unsupported"}
 # From tests/data/small.yaml
@@ -16,20 +17,22 @@ MIN_ITERS, MAX_ITERS = 4, 12
 
 
 @pytest.fixture(scope="module")
-def res(file_a):
-    return ga.load(file_a)
+def res(any_file):
+    return ga.load(any_file)
 
 
 def test_root_attributes(res):
     a = res.attrs
     assert a["format"] == "genbench-results"
-    assert a["schema_version"] == 1
+    assert a["schema_version"] in ga.SCHEMA_VERSIONS
+    if res.path == V1_SMALL:
+        assert a["schema_version"] == 1 and res.schema["version"] == 1
     assert a["world_size"] == RANKS
     assert a["backend"] == "host"
     assert a["state"] == "complete"
     assert "benchmarks:" in a["config"]
     assert res.device == "host backend (CPU)"
-    assert res.label.endswith("run_a.h5") and "host backend (CPU)" in res.label
+    assert res.label == f"host backend (CPU) \u2014 {res.name}" and res.name in ("run_a.h5", "v1_small.h5")
 
 
 def test_benchmarks_and_axes(res):
@@ -189,3 +192,48 @@ def test_holding_reasons_in_words():
     assert ga.holding_reasons(0x4 | 0x80) == "software power cap, power brake"
     assert ga.holding_reasons(0x8 | 0x20 | 0x40) == "hardware slowdown, software thermal, hardware thermal"
     assert ga.holding_reasons(0x1 | 0x2) == ""
+
+
+def test_descriptions(res):
+    """Every benchmark has a description (stored, or derived from schema 1) whose metrics are
+    columns of its table with the units of the table's columns."""
+    for name, b in res.benchmarks.items():
+        d = b.description
+        assert d is not None and d.op == b.op
+        assert d.source == ("v1" if res.schema_version == 1 else "file")
+        t = res.table(name)
+        assert b.headline is not None and b.headline.name in t.columns
+        for m in b.metrics:
+            assert m.name in t.columns and b.units[m.name] == m.unit
+        assert b.compare_metric in t.columns
+    # the metric names of schema 1 stayed in schema 2
+    assert res.benchmarks["gemm"].headline.name == "tflops"
+    assert res.benchmarks["gemm"].headline.unit == "TFLOP/s"
+    assert "busbw_GBps" in [m.name for m in res.benchmarks["collectives"].metrics]
+
+
+def test_schema_1_descriptions_are_derived():
+    r = ga.load(V1_SMALL)
+    att, coll, gemm = (r.benchmarks[n] for n in ("attention", "collectives", "gemm"))
+    assert att.headline == ga.Metric("tflops", "TFLOP/s", "work_flops / time_median_s")
+    assert (att.description.plot.x, att.description.plot.log_x) == ("seqlen_q", True)
+    assert [m.name for m in coll.metrics] == ["busbw_GBps", "algbw_GBps"]
+    assert coll.compare_metric == "busbw_GBps" and coll.units["bytes"] == "B"
+    assert coll.description.plot.facets == ["collective"]
+    assert gemm.description.plot.x == "" and gemm.description.plot.ceiling_line == "gemm_{dtype}_tflops"
+    assert gemm.units["time_median_s"] == "s" and gemm.units["work_flops"] == "FLOP"
+    # the schema description: the fixed columns v1 has, typed, with the file's units
+    fixed = {c.name: c for c in ga.describe.fixed_columns(r.schema, "points")}
+    assert fixed["tflops"].unit == "TFLOP/s" and fixed["iterations"].type == "i64" and fixed["impl"].type == "str"
+    assert "m" not in fixed and "seqlen_q" not in fixed
+
+
+def test_schema_1_op_outside_the_v1_table(tmp_path):
+    """A schema 1 op the v1 table does not know: tflops as headline, plotted against its first axis."""
+    path = tmp_path / "mystery.h5"
+    shutil.copy(V1_SMALL, path)
+    with h5py.File(path, "r+") as f:
+        f["benchmarks/gemm"].attrs["op"] = "mystery"
+    b = ga.load(path).benchmarks["gemm"]
+    assert b.op == "mystery" and b.headline.name == "tflops" and b.description.plot.x == "m"
+    assert b.compare_metric == "tflops"
