@@ -1,4 +1,4 @@
-"""Command line: python -m genbench_analysis {report,compare,versus} ..."""
+"""Command line: python -m genbench_analysis {report,plot,compare,versus,describe} ..."""
 
 from __future__ import annotations
 
@@ -77,6 +77,68 @@ def cmd_versus(args) -> int:
     return 0
 
 
+def describe_text(r) -> str:
+    """What a file says about its benchmarks: op, metrics with units, plot and comparison."""
+    src = {"file": "from the file", "v1": "derived from schema 1"}
+    lines = [f"{r.path}: schema version {r.schema_version} ({r.device})"]
+    for name, b in r.benchmarks.items():
+        d = b.description
+        lines.append(f"{name} (op {b.op}, {src.get(d.source, d.source)})" + (f": {d.summary}" if d.summary else ""))
+        tuning = {a.name for a in d.axes if a.tuning}
+        lines.append("  axes: " + ", ".join(a + (" (tuning)" if a in tuning else "") for a in b.axes))
+        ms = [("headline " if m.name == d.headline else "") + f"{m.name} [{m.unit}]" + (f" {m.meaning}" if m.meaning else "")
+              for m in d.metrics]
+        lines.append("  metrics: " + ("; ".join(ms) or "none"))
+        for kind in ("effective", "chosen", "extra"):
+            cols = d.columns_of_kind(kind)
+            if cols:
+                lines.append(f"  {kind} columns: " + ", ".join(cols))
+        p = d.plot
+        head = d.headline or "-"
+        plot = f"{head} against {p.x}" + (" (log)" if p.log_x else "") if p.x else f"{head}, bars per point"
+        if p.facets:
+            plot += ", panels by " + ", ".join(p.facets)
+        if p.ceiling_line:
+            plot += f", ceiling {p.ceiling_line}"
+        lines.append(f"  plot: {plot}" + (f" \u2014 {p.title}" if p.title else ""))
+        lines.append(f"  compare: {b.compare_metric or '1/time'}, "
+                     f"{'higher' if b.higher_is_better else 'lower'} is better")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_describe(args) -> int:
+    for r in _load_all(args.files):
+        sys.stdout.write(describe_text(r))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    import os
+
+    from .plots import NoData, plots_for
+
+    results = _load_all(args.files)
+    os.makedirs(args.output, exist_ok=True)
+    available = plots_for(results)
+    if args.only:
+        unknown = [n for n in args.only if n not in {p[0] for p in available}]
+        if unknown:
+            print(f"error: no plot {', '.join(unknown)} for these files (have: "
+                  f"{', '.join(p[0] for p in available)})", file=sys.stderr)
+            return 2
+        available = [p for p in available if p[0] in args.only]
+    for name, title, fn in available:
+        try:
+            fig = fn(results)
+        except NoData as e:
+            print(f"{name}: skipped ({e})")
+            continue
+        path = os.path.join(args.output, f"{name}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        print(f"{name}: {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m genbench_analysis",
                                 description="Reports and comparisons of genbench result files (HDF5).")
@@ -115,6 +177,17 @@ def main(argv=None) -> int:
     v.add_argument("-b", "--benchmark", action="append", metavar="NAME", help="only this benchmark (repeatable)")
     v.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     v.set_defaults(func=cmd_versus)
+
+    d = sub.add_parser("describe", help="what each benchmark of the files declares: metrics with units, the plot "
+                                        "and the comparison the analysis makes")
+    d.add_argument("files", nargs="+", help="result files (.h5)")
+    d.set_defaults(func=cmd_describe)
+
+    pl = sub.add_parser("plot", help="one PNG per plot (the report's plots) without the report")
+    pl.add_argument("files", nargs="+", help="result files (.h5)")
+    pl.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the PNGs")
+    pl.add_argument("--only", action="append", metavar="NAME", help="only this plot, e.g. decode_GBps (repeatable)")
+    pl.set_defaults(func=cmd_plot)
 
     args = p.parse_args(argv)
     try:

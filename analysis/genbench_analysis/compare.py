@@ -1,9 +1,11 @@
 """Point-by-point comparison of two result files (B against A).
 
 Points are joined on the benchmark name, the implementation and every axis of the benchmark.
-For each pair the ratio B/A of throughput is computed (TFLOP/s, or bus bandwidth for
-collectives; the inverse of the median time where a benchmark has neither), so > 1 means B is
-faster. The verdict is noise-aware, like nvbench's compare script: a difference smaller than
+Each benchmark is rated by the metric its op's description names (Benchmark.compare_metric:
+compare.metric, else the headline metric; stored in schema 2 files, derived for schema 1), in
+the direction it declares: the ratio is B/A when higher is better and A/B when lower is, so
+> 1 always means B is better ("faster"). Where that metric is missing or not positive at every
+compared point, the inverse of the median time is used. The verdict is noise-aware, like nvbench's compare script: a difference smaller than
 the combined relative noise of the two measurements, sqrt(noise_a^2 + noise_b^2), is "same".
 A point's relative noise is the spread of its samples: the median absolute deviation of the
 per-iteration (slowest-rank) times, scaled to a standard deviation, over their median (see
@@ -18,12 +20,12 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from .describe import metric_label
 from .loader import OK, Result, relative_noise
 
-# Throughput columns, in order of preference, and how tables name them.
-METRICS = [("tflops", "TFLOP/s"), ("busbw_GBps", "busbw GB/s"), ("algbw_GBps", "algbw GB/s")]
+# The fallback metric: 1 / time_median_s, where a benchmark's own metric cannot rate its points.
 INVERSE_TIME = "inverse_time"
-METRIC_LABELS = dict(METRICS, **{INVERSE_TIME: "1/time (1/s)"})
+INVERSE_TIME_LABEL = "1/time (1/s)"
 
 FASTER, SLOWER, SAME = "faster", "slower", "same"
 
@@ -55,12 +57,12 @@ def geomean(values) -> float:
     return float(np.exp(np.mean(np.log(v)))) if v.size else float("nan")
 
 
-def choose_metric(a: pd.DataFrame, b: pd.DataFrame) -> str:
-    """The first throughput column positive for every point both sides measured, else inverse_time."""
-    for col, _ in METRICS:
-        if col in a and col in b and len(a) and len(b):
-            if (pd.to_numeric(a[col], errors="coerce") > 0).all() and (pd.to_numeric(b[col], errors="coerce") > 0).all():
-                return col
+def choose_metric(a: pd.DataFrame, b: pd.DataFrame, metric: Optional[str]) -> str:
+    """metric when both sides have it, positive at every point both measured; else inverse_time."""
+    if metric and metric != INVERSE_TIME and metric in a and metric in b and len(a) and len(b):
+        va, vb = pd.to_numeric(a[metric], errors="coerce"), pd.to_numeric(b[metric], errors="coerce")
+        if (va > 0).all() and (vb > 0).all():
+            return metric
     return INVERSE_TIME
 
 
@@ -72,13 +74,17 @@ def _throughput(df: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def compare_points(a: pd.DataFrame, b: pd.DataFrame, keys: Sequence[str], threshold: float = 0.0,
-                   benchmark: Optional[str] = None) -> pd.DataFrame:
-    """Joins two points tables of one benchmark on keys and rates each pair.
+                   benchmark: Optional[str] = None, metric: Optional[str] = None, higher_is_better: bool = True,
+                   unit: str = "") -> pd.DataFrame:
+    """Joins two points tables of one benchmark on keys and rates each pair by metric.
 
-    a and b need the key columns, status, time_median_s (and the throughput columns where
-    present) and a noise column (rel_noise, or the time percentiles it is computed from).
-    Returns one row per key with: the keys, status_a/b, metric, a, b, ratio (B/A), noise_a/b,
-    noise (combined), verdict (faster / slower / same, or why there is none).
+    a and b need the key columns, status, time_median_s (and the metric column) and a noise
+    column (rel_noise, or the time percentiles it is computed from). metric (a column, with its
+    unit for labels) is used where both sides have it positive at every compared point, else
+    1/time_median_s. Returns one row per key with: the keys, status_a/b, metric, metric_label,
+    higher_is_better, a, b (the metric's values), ratio (B/A, or A/B when lower is better: > 1
+    means B is better), noise_a/b, noise (combined), verdict (faster / slower / same, or why
+    there is none).
     """
     keys = list(keys)
     a = a.drop_duplicates(subset=keys, keep="last").copy()
@@ -90,7 +96,11 @@ def compare_points(a: pd.DataFrame, b: pd.DataFrame, keys: Sequence[str], thresh
             df["status"] = OK
     ok_a, ok_b = a[a["status"] == OK], b[b["status"] == OK]
     both = ok_a.merge(ok_b[keys], on=keys)[keys]
-    metric = choose_metric(ok_a.merge(both, on=keys), ok_b.merge(both, on=keys))
+    metric = choose_metric(ok_a.merge(both, on=keys), ok_b.merge(both, on=keys), metric)
+    if metric == INVERSE_TIME:
+        higher_is_better, label = True, INVERSE_TIME_LABEL
+    else:
+        label = metric_label(metric, unit)
     a["_value"] = _throughput(a, metric) if len(a) else pd.Series(dtype=float)
     b["_value"] = _throughput(b, metric) if len(b) else pd.Series(dtype=float)
     cols = keys + ["status", "_value", "rel_noise"]
@@ -101,12 +111,17 @@ def compare_points(a: pd.DataFrame, b: pd.DataFrame, keys: Sequence[str], thresh
     out["status_a"] = m["status_a"].fillna("absent")
     out["status_b"] = m["status_b"].fillna("absent")
     out["metric"] = metric
+    out["metric_label"] = label
+    out["higher_is_better"] = bool(higher_is_better)
     # Values of points that did not run ok mean nothing; leave them empty.
     out["a"] = m["_value_a"].astype(float).where(out["status_a"] == OK)
     out["b"] = m["_value_b"].astype(float).where(out["status_b"] == OK)
     comparable = (out["status_a"] == OK) & (out["status_b"] == OK)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["ratio"] = np.where(comparable & (out["a"] > 0), out["b"] / out["a"], np.nan)
+        if higher_is_better:
+            out["ratio"] = np.where(comparable & (out["a"] > 0), out["b"] / out["a"], np.nan)
+        else:
+            out["ratio"] = np.where(comparable & (out["b"] > 0), out["a"] / out["b"], np.nan)
     out["noise_a"] = m["rel_noise_a"].astype(float)
     out["noise_b"] = m["rel_noise_b"].astype(float)
     out["noise"] = [combined_noise(x, y) if ok else np.nan
@@ -139,12 +154,29 @@ def compare(a: Result, b: Result, threshold: float = 0.0, benchmarks: Optional[L
         keys = ["impl"] + axes
         ta = a.table(name) if name in a.benchmarks else pd.DataFrame(columns=keys + ["status", "time_median_s"])
         tb = b.table(name) if name in b.benchmarks else pd.DataFrame(columns=keys + ["status", "time_median_s"])
-        frames.append(compare_points(ta, tb, keys, threshold, benchmark=name))
+        bench = a.benchmarks[name] if name in a.benchmarks else b.benchmarks[name]
+        metric, hib, unit = rating(bench)
+        frames.append(compare_points(ta, tb, keys, threshold, benchmark=name, metric=metric, higher_is_better=hib,
+                                     unit=unit))
     if not frames:
         return pd.DataFrame(columns=["benchmark", "impl", "ratio", "verdict"])
     out = pd.concat(frames, ignore_index=True, sort=False)
-    rated = ["status_a", "status_b", "metric", "a", "b", "ratio", "noise_a", "noise_b", "noise", "verdict"]
+    rated = ["status_a", "status_b", "metric", "metric_label", "higher_is_better", "a", "b", "ratio", "noise_a",
+             "noise_b", "noise", "verdict"]
     return out[[c for c in out.columns if c not in rated] + rated]
+
+
+def rating(bench) -> tuple:
+    """(metric column, higher_is_better, unit) a benchmark is compared by, from its description."""
+    metric = bench.compare_metric
+    return metric, bench.higher_is_better, bench.units.get(metric, "") if metric else ""
+
+
+def _label(g: pd.DataFrame) -> str:
+    if "metric_label" in g and isinstance(g["metric_label"].iloc[0], str):
+        return g["metric_label"].iloc[0]
+    m = g["metric"].iloc[0]
+    return INVERSE_TIME_LABEL if m == INVERSE_TIME else str(m)
 
 
 def summary(cmp: pd.DataFrame) -> pd.DataFrame:
@@ -154,7 +186,7 @@ def summary(cmp: pd.DataFrame) -> pd.DataFrame:
         rated = g[g["verdict"].isin([FASTER, SLOWER, SAME])]
         rows.append({
             "benchmark": name,
-            "metric": METRIC_LABELS.get(g["metric"].iloc[0], g["metric"].iloc[0]),
+            "metric": _label(g),
             "points": len(rated),
             "geomean_ratio": geomean(rated["ratio"]),
             FASTER: int((rated["verdict"] == FASTER).sum()),
@@ -189,11 +221,11 @@ def display_tables(cmp: pd.DataFrame, key_columns: Dict[str, List[str]]) -> Dict
     for name, g in cmp.groupby("benchmark", sort=False):
         keys = key_columns.get(name, [])
         shown = _varying(g, keys) or keys[:1]
-        label = METRIC_LABELS.get(g["metric"].iloc[0], g["metric"].iloc[0])
+        label = _label(g)
         t = pd.DataFrame({c: g[c].map(_fmt_value) for c in shown})
         t[f"A {label}"] = g["a"].map(_fmt_value)
         t[f"B {label}"] = g["b"].map(_fmt_value)
-        t["B/A"] = g["ratio"].map(lambda r: "-" if not np.isfinite(r) else f"{r:.3f}")
+        t[ratio_name(g)] = g["ratio"].map(lambda r: "-" if not np.isfinite(r) else f"{r:.3f}")
         t["noise"] = g["noise"].map(lambda n: "-" if not np.isfinite(n) else f"{100 * n:.1f}%")
         t["verdict"] = g["verdict"]
         tables[name] = t.reset_index(drop=True)
@@ -236,11 +268,17 @@ def markdown_table(t: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def _summary_line(s: pd.Series) -> str:
+def ratio_name(g: pd.DataFrame) -> str:
+    """B/A, or A/B for a benchmark whose metric is better when lower."""
+    hib = g["higher_is_better"].iloc[0] if "higher_is_better" in g and len(g) else True
+    return "B/A" if bool(hib) else "A/B"
+
+
+def _summary_line(s: pd.Series, ratio: str = "B/A") -> str:
     g = s["geomean_ratio"]
     gm = "-" if not np.isfinite(g) else f"{g:.3f}"
     extra = f", {s['not_compared']} not compared" if s["not_compared"] else ""
-    return (f"geomean B/A {gm} over {s['points']} points: {s[FASTER]} faster, {s[SLOWER]} slower, "
+    return (f"geomean {ratio} {gm} over {s['points']} points: {s[FASTER]} faster, {s[SLOWER]} slower, "
             f"{s[SAME]} same{extra}")
 
 
@@ -254,14 +292,16 @@ def format_comparison(cmp: pd.DataFrame, a: Result, b: Result, fmt: str = "text"
     lines = []
     if fmt == "markdown":
         lines += [f"**A**: `{a.path}` ({a.device})  ", f"**B**: `{b.path}` ({b.device})  ",
-                  "Ratios are B/A of throughput: > 1 means B is faster.", ""]
+                  "Ratios are B/A of each benchmark's metric (A/B where lower is better): > 1 means B is faster.", ""]
         for name, t in tables.items():
             s = summ.loc[name]
-            lines += [f"### {name} ({s['metric']})", "", markdown_table(t), "", _summary_line(s), ""]
+            r = ratio_name(cmp[cmp["benchmark"] == name])
+            lines += [f"### {name} ({s['metric']})", "", markdown_table(t), "", _summary_line(s, r), ""]
     else:
         lines += [f"A: {a.path} ({a.device})", f"B: {b.path} ({b.device})",
-                  "Ratios are B/A of throughput: > 1 means B is faster.", ""]
+                  "Ratios are B/A of each benchmark's metric (A/B where lower is better): > 1 means B is faster.", ""]
         for name, t in tables.items():
             s = summ.loc[name]
-            lines += [f"== {name} ({s['metric']}) ==", text_table(t), _summary_line(s), ""]
+            r = ratio_name(cmp[cmp["benchmark"] == name])
+            lines += [f"== {name} ({s['metric']}) ==", text_table(t), _summary_line(s, r), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,5 +1,7 @@
 """The report's plots. Each function takes a list of Results and returns a matplotlib Figure,
-or raises NoData with the reason there is nothing to draw.
+or raises NoData with the reason there is nothing to draw. plots_for(results) lists the plots
+for a set of files: one headline plot and one memory plot per op (from the ops' descriptions),
+and the plots every file gets (per-rank variability, eager against graph mode, overlap).
 
 Figures are made with matplotlib.figure.Figure directly (no pyplot), so they neither need a
 display nor disturb the backend of a notebook that calls them.
@@ -15,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+from .describe import metric_label
 from .loader import OK, Result
 
 MAX_PANELS = 12
@@ -34,11 +37,6 @@ def human_bytes(n: float) -> str:
             return f"{n:g} {unit}" if n == int(n) else f"{n:.3g} {unit}"
         n /= 1024
     return f"{n:g}"
-
-
-def flops_unit(max_tflops: float) -> Tuple[str, float]:
-    """TFLOP/s, or GFLOP/s when every value is small (CPU runs): unit and factor from TFLOP/s."""
-    return ("TFLOP/s", 1.0) if not np.isfinite(max_tflops) or max_tflops >= 0.1 else ("GFLOP/s", 1e3)
 
 
 def bytes_unit(max_bytes: float) -> Tuple[str, float]:
@@ -86,7 +84,7 @@ def varying(df: pd.DataFrame, cols: Sequence[str]) -> List[str]:
     return [c for c in cols if c in df and df[c].astype(str).nunique(dropna=False) > 1]
 
 
-def series_key(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.Series:
+def series_key(df: pd.DataFrame, extra: Sequence[str] = (), byte_cols=frozenset()) -> pd.Series:
     """Legend text per row: implementation (and benchmark, if an op has several), plus the
     device and file when more than one result is plotted, plus the extra varying columns."""
     parts = []
@@ -94,7 +92,7 @@ def series_key(df: pd.DataFrame, extra: Sequence[str] = ()) -> pd.Series:
         parts.append(df["benchmark"].astype(str))
     parts.append(df["impl"].astype(str))
     for c in extra:
-        parts.append(c + "=" + df[c].astype(str))
+        parts.append(c + "=" + df[c].map(lambda v, c=c: _fmt(c, v, byte_cols)))
     if df["source"].nunique() > 1:
         parts.append(df["source"].astype(str))
     out = parts[0]
@@ -111,12 +109,17 @@ def sources_title(df: pd.DataFrame) -> str:
     return f"{len(src)} result files (device and file in the legend)"
 
 
-def facet_label(row: pd.Series, cols: Sequence[str]) -> str:
-    return ", ".join(f"{c}={_fmt(c, row[c])}" for c in cols) if cols else ""
+def facet_label(row: pd.Series, cols: Sequence[str], byte_cols=frozenset()) -> str:
+    return ", ".join(f"{c}={_fmt(c, row[c], byte_cols)}" for c in cols) if cols else ""
 
 
-def _fmt(col: str, v) -> str:
-    if col in ("bytes",) and isinstance(v, (int, np.integer, float)) and not pd.isna(v):
+def byte_columns(results: Sequence[Result]) -> frozenset:
+    """The columns whose unit is B in the files' descriptions: shown as sizes (1 KiB, 16 MiB)."""
+    return frozenset(c for r in results for b in r.benchmarks.values() for c, u in b.units.items() if u == "B")
+
+
+def _fmt(col: str, v, byte_cols=frozenset()) -> str:
+    if col in byte_cols and isinstance(v, (int, np.integer, float)) and not pd.isna(v):
         return human_bytes(v)
     return str(v)
 
@@ -146,13 +149,13 @@ def _legend_below(fig, handles_labels: Dict[str, object]):
                ncol=ncol, fontsize=9, frameon=False)
 
 
-def _facets(df: pd.DataFrame, cols: Sequence[str]) -> Tuple[List[Tuple[str, pd.DataFrame]], str]:
+def _facets(df: pd.DataFrame, cols: Sequence[str], byte_cols=frozenset()) -> Tuple[List[Tuple[str, pd.DataFrame]], str]:
     """Splits df by cols; at most MAX_PANELS panels (a note says how many were left out)."""
     if not cols:
         return [("", df)], ""
     groups = []
     for _, g in df.groupby(list(cols) if len(cols) > 1 else cols[0], sort=True, dropna=False):
-        groups.append((facet_label(g.iloc[0], cols), g))
+        groups.append((facet_label(g.iloc[0], cols, byte_cols), g))
     note = ""
     if len(groups) > MAX_PANELS:
         note = f"{len(groups) - MAX_PANELS} of {len(groups)} panels left out ({', '.join(cols)})"
@@ -162,10 +165,10 @@ def _facets(df: pd.DataFrame, cols: Sequence[str]) -> Tuple[List[Tuple[str, pd.D
 
 def _line_panels(df: pd.DataFrame, x: str, y: str, facet_cols: Sequence[str], series_extra: Sequence[str],
                  title: str, xlabel: str, ylabel: str, logx: bool = False, bytes_x: bool = False,
-                 logy: Optional[bool] = None, ytransform=None) -> Figure:
+                 logy: Optional[bool] = None, ytransform=None, decorate=None, byte_cols=frozenset()) -> Figure:
     df = df.copy()
-    df["_series"] = series_key(df, series_extra)
-    panels, note = _facets(df, facet_cols)
+    df["_series"] = series_key(df, series_extra, byte_cols)
+    panels, note = _facets(df, facet_cols, byte_cols)
     nseries = df["_series"].nunique()
     fig, axes = _figure(len(panels), legend_rows=nseries)
     handles: Dict[str, object] = {}
@@ -181,6 +184,8 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, facet_cols: Sequence[str], se
             (h,) = ax.plot(xs, ys, marker=markers[list(colors).index(s) % len(markers)], color=colors[s],
                            linewidth=1.5, markersize=5)
             handles.setdefault(s, h)
+        if decorate is not None:  # before the y limits are set, so that autoscaling takes it in
+            decorate(ax, g, handles)
         xvals = sorted(set(g[x].astype(float)))
         if logx:
             ax.set_xscale("log", base=2)
@@ -210,19 +215,6 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, facet_cols: Sequence[str], se
     return _finish(fig, title, df, handles, note)
 
 
-def _points_with(results: Sequence[Result], op: str, needed: str, column: str, op_label: str,
-                 missing: str) -> pd.DataFrame:
-    """The op's ok points that have column `needed` and a positive `column`; NoData otherwise
-    ("no <op_label> point ran ok", or `missing` when none has a positive value)."""
-    df = ok_points(results, op)
-    if df.empty or needed not in df:
-        raise NoData(f"no {op_label} point ran ok")
-    df = df[df[column] > 0]
-    if df.empty:
-        raise NoData(missing)
-    return df
-
-
 def _finish(fig: Figure, title: str, df: pd.DataFrame, handles: Dict[str, object], note: str = "") -> Figure:
     """Title with the sources, the legend below the panels, an optional note top left."""
     fig.suptitle(title + "\n" + sources_title(df), fontsize=11)
@@ -233,90 +225,229 @@ def _finish(fig: Figure, title: str, df: pd.DataFrame, handles: Dict[str, object
 
 
 # --- the plots ------------------------------------------------------------------------------
+#
+# Each op's plot is made from the description its benchmarks carry (loader.Benchmark.description:
+# stored in schema 2 files, derived for schema 1): the headline metric with its unit on the y
+# axis, against plot.x (bars per point when x is ""), one panel per combination of plot.facets,
+# one line per implementation and per other varying axis, the /ceilings value plot.ceiling_line
+# names as a horizontal line. No op is named here: an op the package has never heard of gets its
+# plot from its file.
 
-def attention_tflops(results: Sequence[Result]) -> Figure:
-    df = _points_with(results, "attention", "seqlen_q", "tflops", "attention", "no attention point has a TFLOP/s value")
-    facets = [c for c in varying(df, op_axes(results, "attention")) if c not in ("seqlen_q", "seqlen_k")]
-    unit, f = flops_unit(df["tflops"].max())
-    return _line_panels(df, "seqlen_q", "tflops", facets, [], "Attention throughput against sequence length",
-                        "query sequence length (seqlen_q)", unit, logx=df["seqlen_q"].nunique() > 2,
-                        ytransform=lambda v: v * f)
+def op_descriptions(results: Sequence[Result]) -> Dict[str, object]:
+    """op -> the OpDescription of its first benchmark, over results, in order of appearance."""
+    out: Dict[str, object] = {}
+    for r in results:
+        for b in r.benchmarks.values():
+            if b.op not in out and b.description is not None:
+                out[b.op] = b.description
+    return out
 
 
-def attention_memory(results: Sequence[Result]) -> Figure:
-    df = _points_with(results, "attention", "peak_memory_bytes", "peak_memory_bytes", "attention",
-                      "no attention point recorded its peak memory")
-    facets = [c for c in varying(df, op_axes(results, "attention")) if c not in ("seqlen_q", "seqlen_k")]
+def op_units(results: Sequence[Result], op: str) -> Dict[str, str]:
+    units: Dict[str, str] = {}
+    for r in results:
+        for b in r.benchmarks.values():
+            if b.op == op:
+                for k, v in b.units.items():
+                    units.setdefault(k, v)
+    return units
+
+
+def short_metric(name: str, unit: str) -> str:
+    """A metric's name without a trailing unit part, for file names: busbw_GBps -> busbw;
+    tflops and GBps stay (they are the unit spelled as a word)."""
+    label = metric_label(name, unit)
+    if unit and label.endswith(" " + unit) and label != unit:
+        return label[: -len(unit) - 1].replace(" ", "_")
+    return name
+
+
+_SI = [("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0)]
+
+
+def rescale_unit(unit: str, max_value: float) -> Tuple[str, float]:
+    """A smaller SI prefix for a rate whose values are all small (CPU runs): (unit, factor);
+    0.009 TFLOP/s -> ('GFLOP/s', 1e3). Units without a prefix stay."""
+    if not unit or not np.isfinite(max_value) or max_value <= 0 or max_value >= 0.1:
+        return unit, 1.0
+    prefix = next(((p, f) for p, f in _SI[:-1] if unit.startswith(p) and len(unit) > 1 and unit[1:2].isupper()),
+                  None)
+    if prefix is None:
+        return unit, 1.0
+    base, f0 = unit[1:], prefix[1]
+    for p, f in _SI:
+        if f < f0 and max_value * f0 / f >= 0.1:
+            return p + base, f0 / f
+    return "" + base, f0
+
+
+def flops_unit(max_tflops: float) -> Tuple[str, float]:
+    """TFLOP/s, or GFLOP/s when every value is small (CPU runs): unit and factor from TFLOP/s."""
+    return ("TFLOP/s", 1.0) if not np.isfinite(max_tflops) or max_tflops >= 0.1 else ("GFLOP/s", 1e3)
+
+
+def _function_of(df: pd.DataFrame, col: str, x: str) -> bool:
+    """col takes one value at each value of x (seqlen_k = seqlen_q): splitting lines by it
+    would leave one point per line."""
+    if not x or x not in df:
+        return False
+    return bool((df.groupby(x, dropna=False)[col].nunique(dropna=False) <= 1).all())
+
+
+def _op_frame(results: Sequence[Result], op: str, y: str, what: str):
+    """The op's ok points with a positive finite y, its description, axes and units."""
+    descs = op_descriptions(results)
+    if op not in descs:
+        raise NoData(f"no benchmark of op {op!r} in these files")
+    df = ok_points(results, op)
+    if df.empty:
+        raise NoData(f"no {op} point ran ok")
+    if y not in df:
+        raise NoData(f"the {op} points have no column {y!r}")
+    v = pd.to_numeric(df[y], errors="coerce")
+    df = df[np.isfinite(v) & (v > 0)]
+    if df.empty:
+        raise NoData(f"no {op} point has a {what}")
+    return df, descs[op], op_axes(results, op), op_units(results, op)
+
+
+def _layout(df: pd.DataFrame, desc, axes: Sequence[str]) -> Tuple[str, List[str], List[str]]:
+    """x (or '' for bars), the facets that vary, and the other varying axes (series)."""
+    x = desc.plot.x if desc.plot.x and desc.plot.x in df else ""
+    facets = [c for c in varying(df, desc.plot.facets) if c != x]
+    extra = [c for c in varying(df, axes) if c != x and c not in facets and not _function_of(df, c, x)]
+    return x, facets, extra
+
+
+def _ceiling_lines(results: Sequence[Result], name_template: str, unit: str, factor: float,
+                   panel: pd.DataFrame):
+    """(label, value) for each file of the panel that measured the ceiling plot.ceiling_line names
+    ('{column}' filled with the panel's value of that column; skipped where it varies)."""
+    if not name_template:
+        return []
+    values = {}
+    for c in panel.columns:
+        u = panel[c].astype(str).unique()
+        if len(u) == 1:
+            values[c] = u[0]
+    try:
+        name = name_template.format_map(values)
+    except (KeyError, IndexError, ValueError):
+        return []
+    out = []
+    sources = list(dict.fromkeys(panel["source"]))
+    for i in sorted(set(panel["result_index"])):
+        r = results[int(i)]
+        got = r.ceiling(name)
+        if got is None or (got[1] and unit and got[1] != unit):
+            continue
+        label = f"ceiling {name}" + (f" \u00b7 {r.label}" if len(sources) > 1 else "")
+        out.append((label, got[0] * factor))
+    return out
+
+
+def _draw_ceilings(ax, lines, handles):
+    for label, value in lines:
+        h = ax.axhline(value, color="0.35", linestyle=":", linewidth=1.3)
+        handles.setdefault(label, h)
+
+
+def op_plot(results: Sequence[Result], op: str) -> Figure:
+    """The op's headline metric as its description's plot hints say."""
+    descs = op_descriptions(results)
+    desc = descs.get(op)
+    if desc is None:
+        raise NoData(f"no benchmark of op {op!r} in these files")
+    metric = desc.headline_metric
+    if metric is None:
+        raise NoData(f"op {op!r} declares no metric")
+    df, desc, axes, units = _op_frame(results, op, metric.name, f"{metric.label} value")
+    unit, f = rescale_unit(metric.unit, float(pd.to_numeric(df[metric.name]).max()))
+    ylabel = metric_label(metric.name, metric.unit).replace(metric.unit, unit) if metric.unit else metric.name
+    x, facets, extra = _layout(df, desc, axes)
+    title = desc.plot.title or f"{op}: {metric_label(metric.name, metric.unit)}" + (f" against {x}" if x else "")
+
+    def ceilings(ax, panel, handles):
+        _draw_ceilings(ax, _ceiling_lines(results, desc.plot.ceiling_line, metric.unit, f, panel), handles)
+
+    if x:
+        return _line_panels(df, x, metric.name, facets, extra, title, _x_label(x, units), ylabel,
+                            logx=desc.plot.log_x and df[x].nunique() > 2, bytes_x=units.get(x) == "B",
+                            ytransform=lambda v: v * f, decorate=ceilings, byte_cols=byte_columns(results))
+    return _bar_panels(df, metric.name, facets, extra, title, ylabel, f, decorate=ceilings,
+                       byte_cols=byte_columns(results))
+
+
+def memory_plot(results: Sequence[Result], op: str) -> Figure:
+    """Peak memory (largest over ranks) of the op's points, laid out like its headline plot."""
+    df, desc, axes, units = _op_frame(results, op, "peak_memory_bytes", "recorded peak memory")
     unit, f = bytes_unit(float(df["peak_memory_bytes"].max()))
-    return _line_panels(df, "seqlen_q", "peak_memory_bytes", facets, [],
-                        "Attention peak memory per implementation (largest over ranks)",
-                        "query sequence length (seqlen_q)", f"peak memory ({unit})",
-                        logx=df["seqlen_q"].nunique() > 2, ytransform=lambda v: v * f)
+    x, facets, extra = _layout(df, desc, axes)
+    title = f"{op}: peak memory per implementation (largest over ranks)"
+    if x:
+        return _line_panels(df, x, "peak_memory_bytes", facets, extra, title, _x_label(x, units),
+                            f"peak memory ({unit})", logx=desc.plot.log_x and df[x].nunique() > 2,
+                            bytes_x=units.get(x) == "B", ytransform=lambda v: v * f, byte_cols=byte_columns(results))
+    return _bar_panels(df, "peak_memory_bytes", facets, extra, title, f"peak memory ({unit})", f,
+                       byte_cols=byte_columns(results))
 
 
-def gemm_tflops(results: Sequence[Result]) -> Figure:
-    df = _points_with(results, "gemm", "tflops", "tflops", "GEMM", "no GEMM point has a TFLOP/s value").copy()
-    axes = op_axes(results, "gemm")
-    shape_extra = [c for c in varying(df, axes) if c not in ("m", "n", "k", "dtype")]
+def _x_label(x: str, units: Dict[str, str]) -> str:
+    u = units.get(x, "")
+    return x if not u or u == "B" else f"{x} ({u})"
 
-    def shape(row):
-        s = f"{row['m']}x{row['n']}x{row['k']}"
-        extra = [f"{c}={row[c]}" for c in shape_extra]
-        return s + ("\n" + " ".join(extra) if extra else "")
 
-    df["_shape"] = df.apply(shape, axis=1)
-    unit, f = flops_unit(df["tflops"].max())
+def _bar_panels(df: pd.DataFrame, y: str, facets: Sequence[str], extra: Sequence[str], title: str, ylabel: str,
+                factor: float, decorate=None, byte_cols=frozenset()) -> Figure:
+    """Bars per point (labelled by the varying axes that are not facets), one panel per facet
+    combination, one colour per implementation (and file)."""
+    df = df.copy()
+    sort_cols = [c for c in extra if c in df]
+    df["_label"] = df.apply(lambda row: ", ".join(f"{c}={_fmt(c, row[c], byte_cols)}" for c in extra)
+                            or row["benchmark"], axis=1) if len(df) else []
     df["_series"] = series_key(df)
-    dtypes = list(dict.fromkeys(df["dtype"])) if "dtype" in df else [""]
-    series = list(dict.fromkeys(df["_series"]))
-    shapes_all = list(dict.fromkeys(df.sort_values(["m", "n", "k"])["_shape"]))
-    per_panel = max(1, len(shapes_all)) * len(series)
+    series_all = list(dict.fromkeys(df["_series"]))
+    labels_all = list(dict.fromkeys(df.sort_values(sort_cols)["_label"] if sort_cols else df["_label"]))
+    panels, note = _facets(df, facets, byte_cols)
+    per_panel = max(1, len(labels_all)) * len(series_all)
     width = min(16.0, max(5.2, 0.22 * per_panel + 1.5))
-    ncols = 1 if width > 8 else min(3, len(dtypes))
-    fig, axs = _figure(len(dtypes), panel_w=width, panel_h=3.9, ncols_max=ncols, legend_rows=len(series))
+    ncols = 1 if width > 8 else min(3, len(panels))
+    fig, axs = _figure(len(panels), panel_w=width, panel_h=3.9, ncols_max=ncols, legend_rows=len(series_all))
     handles: Dict[str, object] = {}
-    note = ""
-    colors = {s: f"C{i % 10}" for i, s in enumerate(series)}
-    for ax, dt in zip(axs, dtypes):
-        g = df[df["dtype"] == dt] if dt != "" else df
+    colors = {s: f"C{i % 10}" for i, s in enumerate(series_all)}
+    for ax, (label, g) in zip(axs, panels):
         series = [s for s in colors if s in set(g["_series"])]
         bar_w = min(0.8 / len(series), 0.5)
-        shapes = [s for s in shapes_all if s in set(g["_shape"])]
-        if len(shapes) * len(series) > MAX_BARS:
+        shown = [s for s in labels_all if s in set(g["_label"])]
+        if len(shown) * len(series) > MAX_BARS:
             keep = max(1, MAX_BARS // len(series))
-            note = f"only the first {keep} shapes per precision are drawn"
-            shapes = shapes[:keep]
-        xs = np.arange(len(shapes))
+            note = f"only the first {keep} points per panel are drawn"
+            shown = shown[:keep]
+        xs = np.arange(len(shown))
         for i, s in enumerate(series):
-            gs = g[g["_series"] == s].groupby("_shape")["tflops"].max() * f
-            ys = [gs.get(sh, np.nan) for sh in shapes]
-            h = ax.bar(xs + (i - (len(series) - 1) / 2) * bar_w, ys, bar_w, color=colors[s])
+            gs = g[g["_series"] == s].groupby("_label")[y].max() * factor
+            h = ax.bar(xs + (i - (len(series) - 1) / 2) * bar_w, [gs.get(p, np.nan) for p in shown], bar_w,
+                       color=colors[s])
             handles.setdefault(s, h)
         ax.set_xticks(xs)
-        ax.set_xlim(-0.5, len(shapes) - 0.5)
-        rotate = len(shapes) > 4
-        ax.set_xticklabels(shapes, rotation=30 if rotate else 0, ha="right" if rotate else "center", fontsize=8)
-        ax.set_title(f"dtype={dt}", fontsize=10)
-        # Integer GEMMs count operations, not floating-point ones.
-        ax.set_ylabel(unit.replace("FLOP", "OP") if str(dt).startswith("int") else unit)
-        ax.set_xlabel("shape m x n x k")
+        ax.set_xlim(-0.5, len(shown) - 0.5)
+        rotate = len(shown) > 4
+        ax.set_xticklabels(shown, rotation=30 if rotate else 0, ha="right" if rotate else "center", fontsize=8)
+        if label:
+            ax.set_title(label, fontsize=10)
+        ax.set_ylabel(ylabel)
         ax.grid(True, axis="y", alpha=0.3)
-    return _finish(fig, "GEMM throughput per precision and shape", df, handles, note)
-
-
-def collective_busbw(results: Sequence[Result]) -> Figure:
-    df = _points_with(results, "collective", "bytes", "busbw_GBps", "collective",
-                      "no collective point has a bus bandwidth")
-    extra = [c for c in varying(df, op_axes(results, "collective")) if c not in ("collective", "bytes")]
-    return _line_panels(df, "bytes", "busbw_GBps", ["collective"] if "collective" in df else [], extra,
-                        "Collective bus bandwidth against message size", "message size", "bus bandwidth (GB/s)",
-                        logx=True, bytes_x=True, logy=False)
+        if decorate is not None:
+            decorate(ax, g, handles)
+    return _finish(fig, title, df, handles, note)
 
 
 def eager_vs_graph(results: Sequence[Result]) -> Figure:
     """Speed-up of graph over eager mode (eager median time / graph median time) per point."""
     rows = []
-    for op in ("attention", "gemm", "collective"):
+    for op in op_descriptions(results):  # every op with a mode axis
+        if "mode" not in op_axes(results, op):
+            continue
         df = ok_points(results, op)
         if df.empty or "mode" not in df:
             continue
@@ -329,7 +460,9 @@ def eager_vs_graph(results: Sequence[Result]) -> Figure:
         if m.empty:
             continue
         shown = varying(m, [k for k in keys if k not in ("source", "benchmark", "impl")])
-        m["_point"] = m.apply(lambda r: ", ".join(f"{c}={_fmt(c, r[c])}" for c in shown) or r["benchmark"], axis=1)
+        bc = byte_columns(results)
+        m["_point"] = m.apply(lambda r: ", ".join(f"{c}={_fmt(c, r[c], bc)}" for c in shown) or r["benchmark"],
+                              axis=1)
         m["speedup"] = m["time_median_s_eager"] / m["time_median_s_graph"]
         m["op"] = op
         rows.append(m[["op", "source", "benchmark", "impl", "_point", "speedup"]])
@@ -446,15 +579,32 @@ def rank_variability(results: Sequence[Result], threshold: float = 0.05) -> Figu
 
 
 # --- compute-communication overlap ---------------------------------------------------------
+#
+# Drawn for the benchmarks whose points have the overlap columns below (whatever their op is
+# called): efficiency against the collective's size, the GEMM's (m, n, k) size and NCCL's CTAs.
 
 OVERLAP_DEFAULTS = {"nccl_ctas": 0, "chunks": 1, "priority": "equal"}
 OVERLAP_COLUMNS = ["t_compute_s", "t_comm_s", "t_both_s", "overlap_efficiency", "compute_slowdown", "comm_slowdown"]
+_OVERLAP_NEEDS = OVERLAP_COLUMNS + ["m", "n", "k", "bytes"]
+
+
+def _overlap_ops(results: Sequence[Result]) -> List[str]:
+    return [op for op in op_descriptions(results)
+            if all(any(c in r.table(n).columns for r in results for n, b in r.benchmarks.items() if b.op == op)
+                   for c in _OVERLAP_NEEDS)]
+
+
+def _overlap_frame(results: Sequence[Result]) -> Tuple[pd.DataFrame, List[str]]:
+    ops = _overlap_ops(results)
+    frames = [ok_points(results, op) for op in ops]
+    frames = [f for f in frames if not f.empty]
+    return (pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()), ops
 
 
 def _overlap_points(results: Sequence[Result]) -> pd.DataFrame:
-    df = ok_points(results, "overlap")
+    df, _ = _overlap_frame(results)
     if df.empty or "overlap_efficiency" not in df:
-        raise NoData("no overlap point ran ok")
+        raise NoData("no point with the overlap columns (" + ", ".join(OVERLAP_COLUMNS[:4]) + ") ran ok")
     df = df[np.isfinite(df["overlap_efficiency"].astype(float))].copy()
     if df.empty:
         raise NoData("no overlap point has an efficiency")
@@ -477,7 +627,8 @@ def overlap_table(results: Sequence[Result]) -> pd.DataFrame:
     """One row per ok overlap point: its parameters, the alone and overlapped medians, the
     efficiency and both slowdowns."""
     df = _overlap_points(results)
-    cols = ["file", "benchmark", "impl"] + [a for a in op_axes(results, "overlap") if a in df and a != "compute"]
+    axes = list(dict.fromkeys(a for op in _overlap_ops(results) for a in op_axes(results, op)))
+    cols = ["file", "benchmark", "impl"] + [a for a in axes if a in df and a != "compute"]
     out = df[cols + OVERLAP_COLUMNS].copy()
     for c in ("t_compute_s", "t_comm_s", "t_both_s"):
         out[c.replace("_s", "_ms")] = out.pop(c) * 1e3
@@ -498,13 +649,14 @@ def overlap_efficiency(results: Sequence[Result]) -> Figure:
     fig, axs = _figure(len(panels), panel_w=5.6, panel_h=4.2, ncols_max=3, legend_rows=8)
     handles: Dict[str, object] = {}
     markers = "osD^v<>ph*"
+    bc = byte_columns(results)
     for ax, (x, xlabel, g, split, bytes_x) in zip(axs, panels):
         split = [c for c in split if c in g and g[c].astype(str).nunique() > 1]
         g = g.copy()
         g["_line"] = g["_series"]
         for c in split:
             name = "shape" if c == "_shape" else c
-            g["_line"] = g["_line"] + " \u00b7 " + name + "=" + g[c].map(lambda v, c=c: _fmt(c, v))
+            g["_line"] = g["_line"] + " \u00b7 " + name + "=" + g[c].map(lambda v, c=c: _fmt(c, v, bc))
         xs_all = sorted(set(g[x].astype(float)))
         categorical = x == "nccl_ctas"
         pos = {v: i for i, v in enumerate(xs_all)}
@@ -541,13 +693,40 @@ def overlap_efficiency(results: Sequence[Result]) -> Figure:
                    "1 = the shorter one fully hidden", df, handles)
 
 
-# name, title, function: the report draws them in this order.
+# The plots every set of files gets (name, title, function), besides the ops' own (op_plots).
 PLOTS = [
-    ("attention_tflops", "Attention TFLOP/s against sequence length", attention_tflops),
-    ("gemm_tflops", "GEMM TFLOP/s per precision and shape", gemm_tflops),
-    ("collective_busbw", "Collective bus bandwidth against message size", collective_busbw),
     ("rank_variability", "Per-rank variability (stragglers)", rank_variability),
     ("eager_vs_graph", "Eager against graph mode", eager_vs_graph),
-    ("attention_memory", "Attention memory footprint", attention_memory),
     ("overlap", "Compute-communication overlap", overlap_efficiency),
 ]
+
+
+def _bind(fn, op):
+    def plot(results, *args):
+        return fn(results, op, *args)
+    plot.__name__ = f"{fn.__name__}[{op}]"
+    return plot
+
+
+def op_plots(results: Sequence[Result]):
+    """Two lists of (name, title, function): per op of the files, in order of appearance, its
+    headline plot, named '<op>_<headline metric without its unit part>' (attention_tflops,
+    collective_busbw, decode_GBps) and titled by its plot hints; and its memory plot
+    ('<op>_memory')."""
+    heads, mems = [], []
+    for op, desc in op_descriptions(results).items():
+        m = desc.headline_metric
+        if m is not None:
+            title = desc.plot.title or f"{op}: {m.label}" + (f" against {desc.plot.x}" if desc.plot.x else "")
+            heads.append((f"{op}_{short_metric(m.name, m.unit)}", title, _bind(op_plot, op)))
+        mems.append((f"{op}_memory", f"{op}: peak memory", _bind(memory_plot, op)))
+    return heads, mems
+
+
+def plots_for(results: Sequence[Result]) -> List[Tuple[str, str, object]]:
+    """Every plot for these files, in the report's order: the ops' headline plots, per-rank
+    variability, eager against graph, the ops' memory plots, overlap. Each entry is (name,
+    title, function(results) -> Figure)."""
+    heads, mems = op_plots(results)
+    fixed = dict((n, (n, t, f)) for n, t, f in PLOTS)
+    return heads + [fixed["rank_variability"], fixed["eager_vs_graph"]] + mems + [fixed["overlap"]]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .compare import markdown_table
 from .loader import Result
-from .plots import PLOTS, NoData, overlap_table, rank_table
+from .plots import NoData, overlap_table, plots_for, rank_table
 
 STATUSES = ["ok", "failed", "skipped", "unsupported"]
 MAX_LISTED_FAILURES = 30
@@ -156,7 +156,7 @@ def write_report(results: Sequence[Result], outdir: str, straggler_threshold: fl
 
     plots: Dict[str, str] = {}
     skipped: Dict[str, str] = {}
-    for name, title, fn in PLOTS:
+    for name, title, fn in plots_for(results):
         blocks.append(("h", 2, title))
         try:
             fig = fn(results, straggler_threshold) if name == "rank_variability" else fn(results)

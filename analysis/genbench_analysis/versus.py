@@ -1,8 +1,9 @@
 """One implementation against another measured in the same runs, over repeated runs.
 
 A race between two implementations is decided point by point inside each file: both ran in
-the same job, on the same device, in the same state, so their ratio (impl / peer throughput,
-the metric compare.py chooses) is the measurement; what one file measured is not divided by
+the same job, on the same device, in the same state, so their ratio (impl / peer of the metric
+the benchmark's description names for comparisons, peer / impl where lower is better; as in
+compare.py) is the measurement; what one file measured is not divided by
 another file's number. Given several files (rounds of the same config), each point gets the
 median, the smallest and the largest of its per-file ratios, and the medians of both
 throughputs. With a target ratio the verdict is "met" (every round at or above it), "not met"
@@ -18,14 +19,16 @@ from typing import List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from .compare import METRIC_LABELS, _fmt_value, _varying, compare_points, markdown_table, text_table
+from .compare import _fmt_value, _label, _varying, compare_points, markdown_table, rating, text_table
 from .loader import Result
 
 MET, NOT_MET, SPREAD = "met", "not met", "spread"
 # Columns of per_file's rows that rate a point (the rest are its benchmark, file and axes), and
 # of versus's rows that summarise one.
-_RATED = {"status_peer", "status_impl", "metric", "peer", "impl", "ratio", "noise_a", "noise_b", "noise", "verdict"}
-_SUMMARY = {"benchmark", "metric", "rounds", "files", "impl", "peer", "ratio", "ratio_min", "ratio_max", "verdict"}
+_RATED = {"status_peer", "status_impl", "metric", "metric_label", "higher_is_better", "peer", "impl", "ratio",
+          "noise_a", "noise_b", "noise", "verdict"}
+_SUMMARY = {"benchmark", "metric", "metric_label", "rounds", "files", "impl", "peer", "ratio", "ratio_min",
+            "ratio_max", "verdict"}
 
 
 class VersusError(ValueError):
@@ -60,7 +63,9 @@ def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str
             continue
         keys = [a for a in b.axes if a in t]
         # compare_points rates B against A: the peer is A, the implementation B.
-        cmp = compare_points(theirs.drop(columns="impl"), mine.drop(columns="impl"), keys, benchmark=name)
+        metric, hib, unit = rating(b)
+        cmp = compare_points(theirs.drop(columns="impl"), mine.drop(columns="impl"), keys, benchmark=name,
+                             metric=metric, higher_is_better=hib, unit=unit)
         cmp = cmp.rename(columns={"a": "peer", "b": "impl", "status_a": "status_peer", "status_b": "status_impl"})
         cmp.insert(0, "file", result.path)
         frames.append(cmp)
@@ -98,6 +103,7 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
             ok = p[np.isfinite(p["ratio"].astype(float))]
             ratios = ok["ratio"].astype(float).to_numpy()
             row = {"benchmark": name, **dict(zip(keys, key)), "metric": p["metric"].iloc[0],
+                   "metric_label": _label(p),
                    "rounds": int(len(ratios)), "files": int(p["file"].nunique()),
                    "impl": float(np.median(ok["impl"])) if len(ok) else np.nan,
                    "peer": float(np.median(ok["peer"])) if len(ok) else np.nan,
@@ -125,7 +131,7 @@ def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float]
         g = v[v["benchmark"] == name]
         keys = (axes or {}).get(name) or [c for c in g.columns if c not in _SUMMARY]
         shown = _varying(g, keys) or keys[:1]
-        label = METRIC_LABELS.get(g["metric"].iloc[0], g["metric"].iloc[0])
+        label = _label(g)
         t = pd.DataFrame({c: g[c].map(_fmt_value) for c in shown})
         # "2/3": a point that ran side by side in fewer files than the benchmark appears in.
         t["rounds"] = [str(r) if r == f else f"{r}/{f}" for r, f in zip(g["rounds"], g["files"])]

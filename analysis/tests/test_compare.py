@@ -53,8 +53,9 @@ def test_compare_points_ratios_and_verdicts():
         ["cublas", 1024, "fp32", "ok", 55.0, 1.0, 0.01],
         ["cublas", 16384, "bf16", "ok", 600.0, 1.0, 0.01],  # new point
     ])
-    c = compare_points(a, b, ["impl", "m", "dtype"], benchmark="gemm").set_index(["m", "dtype"])
-    assert (c["metric"] == "tflops").all()
+    c = compare_points(a, b, ["impl", "m", "dtype"], benchmark="gemm", metric="tflops",
+                       unit="TFLOP/s").set_index(["m", "dtype"])
+    assert (c["metric"] == "tflops").all() and (c["metric_label"] == "TFLOP/s").all()
     assert c.loc[(1024, "bf16"), "ratio"] == pytest.approx(1.5)
     assert c.loc[(1024, "bf16"), "verdict"] == "faster"
     assert c.loc[(2048, "bf16"), "ratio"] == pytest.approx(0.5)
@@ -80,7 +81,8 @@ def test_compare_points_falls_back_to_inverse_time():
                      columns=cols)
     b = pd.DataFrame([["x", 1, "ok", 0.0, 1.0e-3, 0.95e-3, 1.05e-3], ["x", 2, "ok", 0.0, 4.1e-3, 4.1e-3, 4.1e-3]],
                      columns=cols)
-    c = compare_points(a, b, ["impl", "n"]).set_index("n")
+    # tflops is named but 0 everywhere: it cannot rate the points, 1/time does
+    c = compare_points(a, b, ["impl", "n"], metric="tflops").set_index("n")
     assert (c["metric"] == "inverse_time").all()
     assert c.loc[1, "ratio"] == pytest.approx(2.0)  # B takes half the time: twice as fast
     assert c.loc[1, "verdict"] == "faster"

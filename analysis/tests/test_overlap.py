@@ -97,5 +97,5 @@ def test_report_has_overlap(overlap_file, tmp_path):
 
 
 def test_no_overlap_points_is_no_data(file_a):
-    with pytest.raises(plots.NoData, match="no overlap point ran ok"):
+    with pytest.raises(plots.NoData, match=r"no point with the overlap columns \(t_compute_s"):
         plots.overlap_efficiency([ga.load(file_a)])

@@ -11,7 +11,11 @@ from genbench_analysis import plots
 from genbench_analysis.__main__ import main
 from genbench_analysis.report import write_report
 
-ALL_PLOTS = [name for name, _, _ in plots.PLOTS]
+from conftest import V1_OVERLAP, V1_SMALL
+
+# The plots of files of tests/data/small.yaml (ops attention, collective, gemm), in report order.
+SMALL_PLOTS = ["attention_tflops", "collective_busbw", "gemm_tflops", "rank_variability", "eager_vs_graph",
+               "attention_memory", "collective_memory", "gemm_memory", "overlap"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -31,13 +35,25 @@ def _texts(fig):
     return "\n".join(out)
 
 
+def _names(results):
+    return [n for n, _, _ in plots.plots_for(results)]
+
+
+def test_plot_names_of_a_schema_1_file():
+    """Schema 1: the v1 table gives each op its headline, hence the names the docs use."""
+    assert _names([ga.load(V1_SMALL)]) == SMALL_PLOTS
+
+
 def test_report_on_two_host_runs(result_files, tmp_path):
     out = tmp_path / "report"
     assert main(["report", *result_files, "-o", str(out)]) == 0
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
+    names = _names([ga.load(p) for p in result_files])
+    # one headline and one memory plot per op of the config
+    assert len(names) == 2 * 3 + 3 and names[0].startswith("attention_") and "gemm_memory" in names
     # no overlap benchmark in these files (tests/test_overlap.py covers that plot)
-    expected = [p for p in ALL_PLOTS if p not in ("eager_vs_graph", "overlap")]
+    expected = [p for p in names if p not in ("eager_vs_graph", "overlap")]
     for name in expected:
         _check_png(out / f"{name}.png")
         assert f"]({name}.png)" in md
@@ -49,10 +65,21 @@ def test_report_on_two_host_runs(result_files, tmp_path):
     assert "| run_a.h5 | gemm | 8 | 4 | 0 | 0 | 4 |" in md  # status table
 
 
+def test_report_on_a_schema_1_file(tmp_path):
+    out = write_report([ga.load(V1_SMALL), ga.load(V1_OVERLAP)], str(tmp_path))
+    assert sorted(out["plots"]) == sorted(p for p in SMALL_PLOTS + ["overlap_tflops", "overlap_memory"]
+                                          if p != "eager_vs_graph")
+    assert out["skipped"] == {"eager_vs_graph": "no point ran ok in both eager and graph mode (graph mode needs "
+                                                "the CUDA backend)"}
+    md = open(out["markdown"]).read()
+    assert "## Collective bus bandwidth against message size" in md and "](collective_busbw.png)" in md
+
+
 def test_every_plot_on_a_gpu_like_file(gpu_like_file, file_a, tmp_path):
     res = write_report([ga.load(gpu_like_file)], str(tmp_path))
-    assert res["skipped"] == {"overlap": "no overlap point ran ok"}  # plotted in test_overlap.py
-    assert sorted(res["plots"]) == sorted(p for p in ALL_PLOTS if p != "overlap")
+    assert list(res["skipped"]) == ["overlap"]  # plotted in test_overlap.py
+    assert res["skipped"]["overlap"].startswith("no point with the overlap columns")
+    assert sorted(res["plots"]) == sorted(p for p in _names([ga.load(gpu_like_file)]) if p != "overlap")
     for path in res["plots"].values():
         _check_png(path)
     md = open(res["markdown"]).read()
@@ -60,28 +87,31 @@ def test_every_plot_on_a_gpu_like_file(gpu_like_file, file_a, tmp_path):
     assert "**Stragglers**: rank 1" in md and "9.1% slower" in md
 
 
-@pytest.mark.parametrize("name", [p for p in ALL_PLOTS if p != "overlap"])  # overlap: test_overlap.py
-def test_plots_name_device_and_file(name, gpu_like_file, file_a):
-    fn = dict((n, f) for n, _, f in plots.PLOTS)[name]
+def test_plots_name_device_and_file(gpu_like_file, file_a):
     gpu, host = ga.load(gpu_like_file), ga.load(file_a)
-    # one file: device and file in the title
-    fig = fn([gpu])
-    text = _texts(fig)
-    assert "2x NVIDIA H200" in text and "gpu_like.h5" in text
-    # several files: each named in the legend (or the panel titles)
-    if name != "eager_vs_graph":  # the host file has no graph points
-        text = _texts(fn([gpu, host]))
-        assert "2x NVIDIA H200 \u2014 gpu_like.h5" in text
-        assert "host backend (CPU) \u2014 run_a.h5" in text
+    for name, _, fn in plots.plots_for([gpu]):
+        if name == "overlap":  # test_overlap.py
+            continue
+        # one file: device and file in the title
+        text = _texts(fn([gpu]))
+        assert "2x NVIDIA H200" in text and "gpu_like.h5" in text, name
+        # several files: each named in the legend (or the panel titles)
+        if name != "eager_vs_graph":  # the host file has no graph points
+            text = _texts(fn([gpu, host]))
+            assert "2x NVIDIA H200 \u2014 gpu_like.h5" in text, name
+            assert "host backend (CPU) \u2014 run_a.h5" in text, name
 
 
 def test_plots_without_data_raise_nodata(file_a):
     host = ga.load(file_a)
     with pytest.raises(plots.NoData, match="graph"):
         plots.eager_vs_graph([host])
+    with pytest.raises(plots.NoData, match="no benchmark of op 'decode'"):
+        plots.op_plot([host], "decode")
     empty = ga.Result("none.h5", {"backend": "host"}, host.system.iloc[:0], {}, host.points.iloc[:0],
                       host.ranks.iloc[:0])
-    for name, _, fn in plots.PLOTS:
+    assert _names([empty]) == ["rank_variability", "eager_vs_graph", "overlap"]
+    for name, _, fn in plots.plots_for([empty]):
         with pytest.raises(plots.NoData):
             fn([empty])
 

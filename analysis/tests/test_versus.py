@@ -36,9 +36,11 @@ def _add_peer(src, dst, ratio, fail_first=False):
             if fail_first and bench == "gemm":
                 peer["status"][0] = b"failed"
             for name, extra in (("points", peer), ("rank_stats", rs), ("samples", smp * ratio)):
-                d = g[name]
-                d.resize(2 * n, axis=0)
-                d[n:] = extra
+                both = np.concatenate([g[name][()], extra])
+                attrs = dict(g[name].attrs)
+                del g[name]
+                g.create_dataset(name, data=both)
+                g[name].attrs.update(attrs)
             g.attrs["implementations"] = np.array(["reference", "peer"], dtype=h5py.string_dtype())
     return str(dst)
 
