@@ -1,0 +1,660 @@
+// Decode attention (split-KV, paged) for sm_90a; the design is in decode_sm90.h and
+// docs/decode.md. Fragments follow mma.sync.m16n8k16 (lane = 4 g + c, g = lane / 4, c = lane % 4).
+//
+// S = Q K^T: the head dimension is permuted consistently in Q and K (a dot product does not
+// care about the order of its terms): in k-step st, lane c's A and B elements are head-dim
+// positions c * D/4 + 4 st + {0, 1} (a0/a1, b0) and + {2, 3} (a2/a3, b1), so a lane reads one
+// contiguous run of D/4 elements of each key row. O = P V: output column t * 8 + 2c + e of the
+// accumulators is head-dim position (2c + e) * D/8 + t, so lane g reads one contiguous run of
+// D/8 elements of each V row; two rows' elements are paired with byte permutes.
+// Shared K/V rows are 16-byte chunks XOR-swizzled (swz_k / swz_v) so that the 8 lanes of each
+// quarter-warp phase hit 8 distinct bank groups.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/decode/fa3_sm90/decode_sm90.h"
+
+namespace genbench::decode::fa3 {
+
+namespace {
+
+constexpr int kBN = 64;        // keys per block
+constexpr int kThreads = 128;  // 4 warps
+
+struct Params {
+  const void* q;
+  const char* k;
+  const char* v;
+  void* o;
+  float* lse;
+  float* o_part;    // [splits, rows_total, D] (splits > 1)
+  float* lse_part;  // [splits, rows_total]
+  const int* table;
+  const int* lens;
+  int heads, heads_kv, new_tokens, group, rows;  // rows = group * new_tokens
+  int paged, page_shift, pages_per_seq;
+  long long cap;  // contiguous: rows per sequence
+  int causal;
+  float scale_log2;  // scale * k_descale * log2(e)
+  float v_descale;
+  int num_splits, split_keys, row_chunks;
+  int rows_total;  // batch * new_tokens * heads
+};
+
+__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
+  const int n = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <bool BF16>
+__device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (BF16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+template <bool BF16>
+__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
+  if constexpr (BF16) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  }
+}
+
+// Two e4m3 values (low 16 bits of x) to f16x2 (exact).
+__device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t x) {
+  __half2_raw r = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3);
+  return static_cast<std::uint32_t>(r.x) | (static_cast<std::uint32_t>(r.y) << 16);
+}
+
+template <int D, int KV, int QT, int KS>
+struct Cfg {
+  static constexpr int EL = KV == 2 ? 1 : 2;     // bytes per K/V element
+  static constexpr int ROWB = D * EL;            // bytes per K/V row in shared memory
+  static constexpr int CPR = ROWB / 16;          // 16-byte chunks per row
+  static constexpr int MT = 4 / KS;              // 16-row m-tiles per CTA
+  static constexpr int ROWS = 16 * MT;
+  static constexpr int KEYS_W = kBN / KS;        // keys per warp per block
+  static constexpr int NT_S = KEYS_W / 8;        // S n-tiles per warp
+  static constexpr int KSTEP_PV = KEYS_W / 16;
+  static constexpr int STAGES = (D == 256 && EL == 2) ? 2 : 3;
+  static constexpr int TILE_BYTES = kBN * ROWB;  // one of K, V
+  static constexpr int STAGE_BYTES = 2 * TILE_BYTES;
+  static constexpr int QROWB = D * 2 + 16;       // Q row stride (bytes, padded)
+  static constexpr int Q_BYTES = ROWS * QROWB;
+  static constexpr int OSTRIDE = D + 4;          // combine scratch row stride (floats)
+  static constexpr int SCRATCH_BYTES = KS * ROWS * (OSTRIDE + 2) * 4;
+  static constexpr int PIPE_BYTES = STAGES * STAGE_BYTES;
+  static constexpr int SMEM = (PIPE_BYTES > SCRATCH_BYTES ? PIPE_BYTES : SCRATCH_BYTES) + Q_BYTES;
+  static constexpr int CPT_K = D / 4 * EL / 16;  // K chunks a lane reads per row
+  static constexpr int VB = D / 8 * EL;          // V bytes a lane reads per row
+  static constexpr bool MMA_BF16 = KV == 0;
+  static_assert(KS == 1 || KS == 2 || KS == 4, "key slices");
+  static_assert(CPT_K >= 1, "K chunks");
+};
+
+template <class C>
+__device__ __forceinline__ int swz_k(int r, int q) {
+  if constexpr (C::CPR < 8) return q;
+  else return q ^ ((((q >> 3) << 1) + (r & 1)) & 7);
+}
+
+template <class C>
+__device__ __forceinline__ int swz_v(int r, int q) {
+  if constexpr (C::CPR < 8 || C::VB < 16) {
+    return q;
+  } else {
+    const int c = (r >> 1) & 3;
+    if constexpr (C::VB == 16) return q ^ (c << 1);
+    else if constexpr (C::VB == 32) return q ^ ((c & 1) | ((c >> 1) << 2));
+    else return q ^ c;
+  }
+}
+
+template <int D, int KV, int QT, int KS>
+__global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
+  using C = Cfg<D, KV, QT, KS>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* s_q = smem + (C::PIPE_BYTES > C::SCRATCH_BYTES ? C::PIPE_BYTES : C::SCRATCH_BYTES);
+  const std::uint32_t smem_u32 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+
+  const int split = blockIdx.x;
+  const int hk = blockIdx.y / p.row_chunks, chunk = blockIdx.y % p.row_chunks;
+  const int b = blockIdx.z;
+  const int L = p.lens[b];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+  const int mt = warp % C::MT, ks = warp / C::MT;
+  const int key_begin = split * p.split_keys;
+  const int key_stop = min(L, key_begin + p.split_keys);
+  const int row0 = chunk * C::ROWS;  // first tile row of this CTA within the group's rows
+
+  // Global index (into [batch, new, heads]) of tile row r, or -1 past the group's rows.
+  auto grow_of = [&](int r) -> int {
+    const int row = row0 + r;
+    if (row >= p.rows) return -1;
+    const int tok = row / p.group, hg = row - tok * p.group;
+    return (b * p.new_tokens + tok) * p.heads + hk * p.group + hg;
+  };
+
+  if (key_begin >= L) {  // an empty split (a shorter sequence): nothing to add in the combine
+    for (int idx = threadIdx.x; idx < C::ROWS * D; idx += kThreads) {
+      const int gr = grow_of(idx / D);
+      if (gr < 0) continue;
+      p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
+      if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
+    }
+    return;
+  }
+
+  // Q tile into shared memory, in the MMA's type (bf16 Q with fp8 K/V: widened to fp16).
+  for (int idx = threadIdx.x; idx < C::ROWS * (D / 8); idx += kThreads) {
+    const int r = idx / (D / 8), q8 = idx % (D / 8);
+    const int gr = grow_of(r);
+    uint4 val = make_uint4(0, 0, 0, 0);
+    if (gr >= 0) {
+      val = *reinterpret_cast<const uint4*>(static_cast<const char*>(p.q) + (static_cast<long long>(gr) * D + q8 * 8) * 2);
+      if constexpr (KV == 2 && QT == 0) {
+        std::uint32_t* w = reinterpret_cast<std::uint32_t*>(&val);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          __nv_bfloat162 x = *reinterpret_cast<__nv_bfloat162*>(&w[i]);
+          const float2 f = __bfloat1622float2(x);
+          w[i] = pack2<false>(f.x, f.y);
+        }
+      }
+    }
+    *reinterpret_cast<uint4*>(s_q + r * C::QROWB + q8 * 16) = val;
+  }
+
+  // One block of K and V rows [key0, key0 + 64) into stage `st` (zero past key_stop).
+  const long long hk_off = static_cast<long long>(hk) * D * C::EL;
+  const long long row_pitch = static_cast<long long>(p.heads_kv) * D * C::EL;
+  const int* table_b = p.table + static_cast<long long>(b) * p.pages_per_seq;
+  auto load_block = [&](int st, int key0) {
+    const std::uint32_t sk = smem_u32 + st * C::STAGE_BYTES, sv = sk + C::TILE_BYTES;
+#pragma unroll
+    for (int it = 0; it < kBN * C::CPR / kThreads; ++it) {
+      const int idx = threadIdx.x + it * kThreads;
+      const int r = idx / C::CPR, q = idx % C::CPR;
+      const int key = key0 + r;
+      const bool valid = key < key_stop;
+      long long prow = 0;
+      if (valid) {
+        if (p.paged) {
+          const int page = __ldg(table_b + (key >> p.page_shift));
+          prow = (static_cast<long long>(page) << p.page_shift) | (key & ((1 << p.page_shift) - 1));
+        } else {
+          prow = b * p.cap + key;
+        }
+      }
+      const long long off = prow * row_pitch + hk_off + q * 16;
+      cp_async16(sk + r * C::ROWB + swz_k<C>(r, q) * 16, p.k + off, valid);
+      cp_async16(sv + r * C::ROWB + swz_v<C>(r, q) * 16, p.v + off, valid);
+    }
+  };
+
+  const int nblocks = (key_stop - key_begin + kBN - 1) / kBN;
+#pragma unroll
+  for (int st = 0; st < C::STAGES - 1; ++st) {
+    if (st < nblocks) load_block(st, key_begin + st * kBN);
+    cp_async_commit();
+  }
+  __syncthreads();  // Q tile written
+
+  // This warp's rows: tile rows mt*16 + g and + 8; their key limits (causal, split end).
+  const int r_lo = mt * 16 + g, r_hi = r_lo + 8;
+  auto limit_of = [&](int r) {
+    const int row = row0 + r;
+    int lim = key_stop;
+    if (p.causal && row < p.rows) lim = min(lim, L - p.new_tokens + row / p.group + 1);
+    return lim;
+  };
+  const int lim_lo = limit_of(r_lo), lim_hi = limit_of(r_hi);
+
+  // Q fragments (registers): k-step st, a0 = (row g, 4st+{0,1}), a1 = row g+8, a2/a3 = +{2,3}.
+  // head_dim 256 reads them from shared memory at each use instead (registers: no spills).
+  constexpr int KSTEPS = D / 16;
+  constexpr bool QREG = D <= 128;
+  const unsigned char* q_lo = s_q + r_lo * C::QROWB + c * (D / 4) * 2;
+  const unsigned char* q_hi = s_q + r_hi * C::QROWB + c * (D / 4) * 2;
+  auto q_frag = [&](int st, std::uint32_t (&a)[4]) {
+    const uint2 lo = *reinterpret_cast<const uint2*>(q_lo + st * 8);
+    const uint2 hi = *reinterpret_cast<const uint2*>(q_hi + st * 8);
+    a[0] = lo.x;
+    a[1] = hi.x;
+    a[2] = lo.y;
+    a[3] = hi.y;
+  };
+  std::uint32_t qa[QREG ? KSTEPS : 1][4];
+  if constexpr (QREG) {
+#pragma unroll
+    for (int st = 0; st < KSTEPS; ++st) q_frag(st, qa[st]);
+  }
+
+  float acc[D / 8][4];
+#pragma unroll
+  for (int t = 0; t < D / 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
+  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+
+  for (int j = 0; j < nblocks; ++j) {
+    cp_async_wait<C::STAGES - 2>();
+    __syncthreads();
+    if (j + C::STAGES - 1 < nblocks) load_block((j + C::STAGES - 1) % C::STAGES, key_begin + (j + C::STAGES - 1) * kBN);
+    cp_async_commit();
+
+    const unsigned char* sk = smem + (j % C::STAGES) * C::STAGE_BYTES;
+    const unsigned char* sv = sk + C::TILE_BYTES;
+    const int key0 = key_begin + j * kBN + ks * C::KEYS_W;  // this warp's first key
+
+    // S = Q K^T for the warp's KEYS_W keys.
+    float s[C::NT_S][4];
+#pragma unroll
+    for (int u = 0; u < C::NT_S; ++u) {
+      s[u][0] = s[u][1] = s[u][2] = s[u][3] = 0.f;
+      const int r = ks * C::KEYS_W + 8 * u + g;
+      const unsigned char* krow = sk + r * C::ROWB;
+      std::uint32_t kw[C::CPT_K * 4];
+#pragma unroll
+      for (int jj = 0; jj < C::CPT_K; ++jj) {
+        const uint4 x = *reinterpret_cast<const uint4*>(krow + swz_k<C>(r, c * C::CPT_K + jj) * 16);
+        kw[4 * jj] = x.x;
+        kw[4 * jj + 1] = x.y;
+        kw[4 * jj + 2] = x.z;
+        kw[4 * jj + 3] = x.w;
+      }
+#pragma unroll
+      for (int st = 0; st < KSTEPS; ++st) {
+        std::uint32_t b0, b1;
+        if constexpr (KV == 2) {
+          b0 = e4m3x2_to_f16x2(kw[st]);
+          b1 = e4m3x2_to_f16x2(kw[st] >> 16);
+        } else {
+          b0 = kw[2 * st];
+          b1 = kw[2 * st + 1];
+        }
+        if constexpr (QREG) {
+          mma16816<C::MMA_BF16>(s[u], qa[st], b0, b1);
+        } else {
+          std::uint32_t a[4];
+          q_frag(st, a);
+          mma16816<C::MMA_BF16>(s[u], a, b0, b1);
+        }
+      }
+    }
+
+    // Mask, then the online softmax (log2 units).
+    float mx_lo = -INFINITY, mx_hi = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < C::NT_S; ++u)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = key0 + 8 * u + 2 * c + e;
+        s[u][e] = key < lim_lo ? s[u][e] * p.scale_log2 : -INFINITY;
+        s[u][2 + e] = key < lim_hi ? s[u][2 + e] * p.scale_log2 : -INFINITY;
+        mx_lo = fmaxf(mx_lo, s[u][e]);
+        mx_hi = fmaxf(mx_hi, s[u][2 + e]);
+      }
+    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 1));
+    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 2));
+    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 1));
+    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 2));
+    const float mn_lo = fmaxf(m_lo, mx_lo), mn_hi = fmaxf(m_hi, mx_hi);
+    const float base_lo = mn_lo == -INFINITY ? 0.f : mn_lo, base_hi = mn_hi == -INFINITY ? 0.f : mn_hi;
+    const float al_lo = exp2f(m_lo - base_lo), al_hi = exp2f(m_hi - base_hi);
+    m_lo = mn_lo;
+    m_hi = mn_hi;
+    float sum_lo = 0.f, sum_hi = 0.f;
+#pragma unroll
+    for (int u = 0; u < C::NT_S; ++u)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[u][e] = exp2f(s[u][e] - base_lo);
+        s[u][2 + e] = exp2f(s[u][2 + e] - base_hi);
+        sum_lo += s[u][e];
+        sum_hi += s[u][2 + e];
+      }
+    l_lo = l_lo * al_lo + sum_lo;
+    l_hi = l_hi * al_hi + sum_hi;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) {
+      acc[t][0] *= al_lo;
+      acc[t][1] *= al_lo;
+      acc[t][2] *= al_hi;
+      acc[t][3] *= al_hi;
+    }
+
+    // O += P V.
+#pragma unroll
+    for (int ps = 0; ps < C::KSTEP_PV; ++ps) {
+      std::uint32_t pa[4];
+      pa[0] = pack2<C::MMA_BF16>(s[2 * ps][0], s[2 * ps][1]);
+      pa[1] = pack2<C::MMA_BF16>(s[2 * ps][2], s[2 * ps][3]);
+      pa[2] = pack2<C::MMA_BF16>(s[2 * ps + 1][0], s[2 * ps + 1][1]);
+      pa[3] = pack2<C::MMA_BF16>(s[2 * ps + 1][2], s[2 * ps + 1][3]);
+      constexpr int VW = C::VB / 4 > 0 ? C::VB / 4 : 1;  // words per row
+      std::uint32_t vw[4][VW];
+#pragma unroll
+      for (int rr = 0; rr < 4; ++rr) {
+        const int r = ks * C::KEYS_W + 16 * ps + 2 * c + (rr & 1) + (rr >> 1) * 8;
+        const unsigned char* vrow = sv + r * C::ROWB;
+        if constexpr (C::VB == 8) {
+          const uint2 x = *reinterpret_cast<const uint2*>(vrow + g * 8);
+          vw[rr][0] = x.x;
+          vw[rr][1] = x.y;
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < C::VB / 16; ++jj) {
+            const uint4 x = *reinterpret_cast<const uint4*>(vrow + swz_v<C>(r, g * (C::VB / 16) + jj) * 16);
+            vw[rr][4 * jj] = x.x;
+            vw[rr][4 * jj + 1] = x.y;
+            vw[rr][4 * jj + 2] = x.z;
+            vw[rr][4 * jj + 3] = x.w;
+          }
+        }
+      }
+      if constexpr (KV == 2) {
+#pragma unroll
+        for (int t = 0; t < D / 8; t += 2) {
+          const int w = t / 4;
+          const std::uint32_t sel = (t % 4) == 0 ? 0x5140u : 0x7362u;
+          const std::uint32_t x01 = __byte_perm(vw[0][w], vw[1][w], sel);
+          const std::uint32_t x23 = __byte_perm(vw[2][w], vw[3][w], sel);
+          mma16816<false>(acc[t], pa, e4m3x2_to_f16x2(x01), e4m3x2_to_f16x2(x23));
+          mma16816<false>(acc[t + 1], pa, e4m3x2_to_f16x2(x01 >> 16), e4m3x2_to_f16x2(x23 >> 16));
+        }
+      } else {
+#pragma unroll
+        for (int t = 0; t < D / 8; ++t) {
+          const std::uint32_t sel = (t & 1) ? 0x7632u : 0x5410u;
+          const std::uint32_t b0 = __byte_perm(vw[0][t / 2], vw[1][t / 2], sel);
+          const std::uint32_t b1 = __byte_perm(vw[2][t / 2], vw[3][t / 2], sel);
+          mma16816<C::MMA_BF16>(acc[t], pa, b0, b1);
+        }
+      }
+    }
+  }
+
+  // Row sums over the quad.
+  l_lo += __shfl_xor_sync(0xffffffffu, l_lo, 1);
+  l_lo += __shfl_xor_sync(0xffffffffu, l_lo, 2);
+  l_hi += __shfl_xor_sync(0xffffffffu, l_hi, 1);
+  l_hi += __shfl_xor_sync(0xffffffffu, l_hi, 2);
+
+  // Combine the key slices' (m, l, O) in shared memory (the pipeline's space, now idle).
+  cp_async_wait<0>();
+  __syncthreads();
+  float* s_o = reinterpret_cast<float*>(smem);                   // [KS][ROWS][OSTRIDE]
+  float* s_m = s_o + KS * C::ROWS * C::OSTRIDE;                  // [KS][ROWS]
+  float* s_l = s_m + KS * C::ROWS;
+  {
+    float* o_lo = s_o + (ks * C::ROWS + r_lo) * C::OSTRIDE;
+    float* o_hi = s_o + (ks * C::ROWS + r_hi) * C::OSTRIDE;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int d = (2 * c + e) * (D / 8) + t;
+        o_lo[d] = acc[t][e];
+        o_hi[d] = acc[t][2 + e];
+      }
+    if (c == 0) {
+      s_m[ks * C::ROWS + r_lo] = m_lo;
+      s_m[ks * C::ROWS + r_hi] = m_hi;
+      s_l[ks * C::ROWS + r_lo] = l_lo;
+      s_l[ks * C::ROWS + r_hi] = l_hi;
+    }
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < C::ROWS * (D / 8); idx += kThreads) {
+    const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
+    const int gr = grow_of(r);
+    if (gr < 0) continue;
+    float mt_ = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < KS; ++k) mt_ = fmaxf(mt_, s_m[k * C::ROWS + r]);
+    float w[KS], lt = 0.f;
+#pragma unroll
+    for (int k = 0; k < KS; ++k) {
+      w[k] = mt_ == -INFINITY ? 0.f : exp2f(s_m[k * C::ROWS + r] - mt_);
+      lt += w[k] * s_l[k * C::ROWS + r];
+    }
+    const float inv = lt > 0.f ? p.v_descale / lt : 0.f;
+    float out[8];
+#pragma unroll
+    for (int x = 0; x < 8; ++x) {
+      float a = 0.f;
+#pragma unroll
+      for (int k = 0; k < KS; ++k) a += w[k] * s_o[(k * C::ROWS + r) * C::OSTRIDE + d0 + x];
+      out[x] = a * inv;
+    }
+    const float lse = lt > 0.f ? (mt_ + __log2f(lt)) * 0.69314718055994531f : -INFINITY;
+    if (p.num_splits == 1) {
+      uint4 pk;
+      std::uint32_t* pw = reinterpret_cast<std::uint32_t*>(&pk);
+#pragma unroll
+      for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(out[2 * x], out[2 * x + 1]);
+      *reinterpret_cast<uint4*>(static_cast<char*>(p.o) + (static_cast<long long>(gr) * D + d0) * 2) = pk;
+      if (d0 == 0) p.lse[gr] = lse;
+    } else {
+      float* dst = p.o_part + (static_cast<long long>(split) * p.rows_total + gr) * D + d0;
+      *reinterpret_cast<float4*>(dst) = make_float4(out[0], out[1], out[2], out[3]);
+      *reinterpret_cast<float4*>(dst + 4) = make_float4(out[4], out[5], out[6], out[7]);
+      if (d0 == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = lse;
+    }
+  }
+}
+
+// One warp per output row: O = sum_s exp(lse_s - lse) O_s, lse = log sum_s exp(lse_s).
+template <int D, int QT>
+__global__ void __launch_bounds__(128) combine_kernel(const Params p) {
+  const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+  if (row >= p.rows_total) return;
+  float mx = -INFINITY;
+  for (int s = lane; s < p.num_splits; s += 32) mx = fmaxf(mx, p.lse_part[static_cast<long long>(s) * p.rows_total + row]);
+#pragma unroll
+  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  constexpr int PER = D / 32;
+  float acc[PER];
+#pragma unroll
+  for (int x = 0; x < PER; ++x) acc[x] = 0.f;
+  float sum = 0.f;
+  for (int s = 0; s < p.num_splits; ++s) {
+    const float l = p.lse_part[static_cast<long long>(s) * p.rows_total + row];
+    const float w = mx == -INFINITY ? 0.f : __expf(l - mx);
+    if (w == 0.f) continue;
+    sum += w;
+    const float* src = p.o_part + (static_cast<long long>(s) * p.rows_total + row) * D + lane * PER;
+#pragma unroll
+    for (int x = 0; x < PER; ++x) acc[x] += w * src[x];
+  }
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  char* dst = static_cast<char*>(p.o) + (static_cast<long long>(row) * D + lane * PER) * 2;
+#pragma unroll
+  for (int x = 0; x < PER; x += 2)
+    *reinterpret_cast<std::uint32_t*>(dst + x * 2) = pack2<QT == 0>(acc[x] * inv, acc[x + 1] * inv);
+  if (lane == 0) p.lse[row] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+}
+
+using KernelFn = void (*)(Params);
+
+template <int D, int KV, int QT, int KS>
+KernelFn prepared_kernel() {
+  using C = Cfg<D, KV, QT, KS>;
+  static bool done = false;
+  if (!done) {
+    cudaFuncSetAttribute(decode_kernel<D, KV, QT, KS>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+    done = true;
+  }
+  return decode_kernel<D, KV, QT, KS>;
+}
+
+struct Picked {
+  KernelFn fn = nullptr;
+  KernelFn combine = nullptr;
+  int smem = 0;
+};
+
+template <int D, int KV, int QT>
+Picked pick_ks(int ks) {
+  Picked k;
+  k.combine = combine_kernel<D, QT>;
+  if (ks == 4) {
+    k.fn = prepared_kernel<D, KV, QT, 4>();
+    k.smem = Cfg<D, KV, QT, 4>::SMEM;
+  } else {
+    k.fn = prepared_kernel<D, KV, QT, 1>();
+    k.smem = Cfg<D, KV, QT, 1>::SMEM;
+  }
+  return k;
+}
+
+template <int D>
+Picked pick_types(Elem q, Elem kv, int ks) {
+  const int qt = q == Elem::bf16 ? 0 : 1;
+  if (kv == Elem::bf16) return pick_ks<D, 0, 0>(ks);
+  if (kv == Elem::fp16) return pick_ks<D, 1, 1>(ks);
+  return qt == 0 ? pick_ks<D, 2, 0>(ks) : pick_ks<D, 2, 1>(ks);
+}
+
+Picked pick(const Arguments& a, int ks) {
+  switch (a.head_dim) {
+    case 64: return pick_types<64>(a.q_type, a.kv_type, ks);
+    case 128: return pick_types<128>(a.q_type, a.kv_type, ks);
+    default: return pick_types<256>(a.q_type, a.kv_type, ks);
+  }
+}
+
+int log2_exact(int x) {
+  int s = 0;
+  while ((1 << s) < x) ++s;
+  return s;
+}
+
+}  // namespace
+
+std::string can_implement(const Arguments& a) {
+  if (a.head_dim != 64 && a.head_dim != 128 && a.head_dim != 256)
+    return "decode/fa3 supports head_dim 64, 128 and 256, not " + std::to_string(a.head_dim);
+  if (a.q_type == Elem::fp8_e4m3) return "decode/fa3: Q and O are bf16 or fp16";
+  if (a.kv_type == Elem::bf16 && a.q_type != Elem::bf16) return "decode/fa3: bf16 K/V need bf16 Q";
+  if (a.kv_type == Elem::fp16 && a.q_type != Elem::fp16) return "decode/fa3: fp16 K/V need fp16 Q";
+  if (a.heads_kv < 1 || a.heads % a.heads_kv != 0) return "decode/fa3: heads must be a multiple of heads_kv";
+  if (a.batch > 65535) return "decode/fa3: batch over 65535 (grid z)";
+  if (a.page_size != 0 && (a.page_size & (a.page_size - 1)) != 0) return "decode/fa3: page_size must be a power of two";
+  if (a.max_cache < a.new_tokens) return "decode/fa3: the cache must hold the new tokens";
+  const long long rows = static_cast<long long>(a.heads / a.heads_kv) * a.new_tokens;
+  if (static_cast<long long>(a.heads_kv) * ((rows + 63) / 64) > 65535) return "decode/fa3: heads_kv x row chunks over 65535";
+  return "";
+}
+
+Launcher::Launcher(const Arguments& a, int sm_count) : a_(a) {
+  const std::string why = can_implement(a);
+  if (!why.empty()) throw std::invalid_argument(why);
+  const int rows = (a.heads / a.heads_kv) * a.new_tokens;
+  key_slices_ = rows <= 16 ? 4 : 1;
+  const int rows_per_cta = key_slices_ == 4 ? 16 : 64;
+  row_chunks_ = (rows + rows_per_cta - 1) / rows_per_cta;
+  const Picked k = pick(a, key_slices_);
+  int occ = 1;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k.fn, kThreads, k.smem);
+  occ = std::max(occ, 1);
+  const long long base = static_cast<long long>(a.batch) * a.heads_kv * row_chunks_;
+  const long long slots = static_cast<long long>(std::max(sm_count, 1)) * occ;
+  // Splits: the fewest whose waves (ceil(CTAs / slots)) per split are within 3% of the best,
+  // at least 256 keys each.
+  const int max_splits = std::max(1, std::min(256, (a.max_cache + 255) / 256));
+  int best = 1;
+  if (a.num_splits > 0) {
+    best = std::min(a.num_splits, std::max(1, (a.max_cache + kBN - 1) / kBN));
+  } else if (base < slots) {
+    double best_cost = 1e30;
+    for (int s = 1; s <= max_splits; ++s) {
+      const double waves = std::ceil(static_cast<double>(base * s) / static_cast<double>(slots));
+      const double cost = waves / s * (1.0 + 0.002 * s);  // a small price per split (the combine)
+      if (cost < best_cost * 0.97) {
+        best_cost = cost;
+        best = s;
+      }
+    }
+  }
+  split_keys_ = ((a.max_cache + best - 1) / best + kBN - 1) / kBN * kBN;
+  splits_ = (a.max_cache + split_keys_ - 1) / split_keys_;
+}
+
+std::size_t Launcher::workspace_size() const {
+  if (splits_ <= 1) return 0;
+  const std::size_t rows = static_cast<std::size_t>(a_.batch) * a_.new_tokens * a_.heads;
+  return static_cast<std::size_t>(splits_) * rows * (static_cast<std::size_t>(a_.head_dim) + 1) * sizeof(float);
+}
+
+void Launcher::run(cudaStream_t stream) const {
+  Params p{};
+  p.q = a_.q;
+  p.k = static_cast<const char*>(a_.k);
+  p.v = static_cast<const char*>(a_.v);
+  p.o = a_.o;
+  p.lse = a_.lse;
+  const std::size_t rows_total = static_cast<std::size_t>(a_.batch) * a_.new_tokens * a_.heads;
+  if (splits_ > 1) {
+    if (!ws_) throw std::runtime_error("decode/fa3: the split workspace is not set");
+    p.o_part = static_cast<float*>(ws_);
+    p.lse_part = p.o_part + static_cast<std::size_t>(splits_) * rows_total * a_.head_dim;
+  }
+  p.table = a_.block_table;
+  p.lens = a_.cache_len;
+  p.heads = a_.heads;
+  p.heads_kv = a_.heads_kv;
+  p.new_tokens = a_.new_tokens;
+  p.group = a_.heads / a_.heads_kv;
+  p.rows = p.group * a_.new_tokens;
+  p.paged = a_.page_size > 0;
+  p.page_shift = p.paged ? log2_exact(a_.page_size) : 0;
+  p.pages_per_seq = a_.pages_per_seq;
+  p.cap = a_.max_cache;
+  p.causal = a_.causal;
+  p.scale_log2 = a_.scale * a_.k_descale * 1.4426950408889634f;
+  p.v_descale = a_.v_descale;
+  p.num_splits = splits_;
+  p.split_keys = split_keys_;
+  p.row_chunks = row_chunks_;
+  p.rows_total = static_cast<int>(rows_total);
+  const Picked k = pick(a_, key_slices_);
+  const dim3 grid(splits_, a_.heads_kv * row_chunks_, a_.batch);
+  k.fn<<<grid, kThreads, k.smem, stream>>>(p);
+  if (splits_ > 1) k.combine<<<static_cast<unsigned>((rows_total + 3) / 4), 128, 0, stream>>>(p);
+}
+
+std::string Launcher::variant() const {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "split=%d keys=%d ks=%d rows=%dx%d", splits_, split_keys_, key_slices_,
+                key_slices_ == 4 ? 16 : 64, row_chunks_);
+  return buf;
+}
+
+}  // namespace genbench::decode::fa3
