@@ -283,25 +283,23 @@ def fixed_columns(schema: dict, dataset: str) -> List[Column]:
 # --- schema version 1: the compatibility shim ----------------------------------------------
 
 # v1 compatibility shim. Files of schema version 1 do not describe their ops; this table holds
-# what the ops of that version declared: their metrics (headline first; all are fixed v1 columns),
-# the units of axes the file leaves without one, the plot and the comparison. It is the only
+# what those ops declare (src/ops/<op>/: their metrics, headline first, all fixed v1 columns; their
+# plot and comparison hints), and the units of axes a v1 file leaves without one. It is the only
 # place in genbench_analysis that names ops, and it is read only for files of schema version 1
 # (schema 2 files carry their own description). A v1 op missing here gets the generic
 # description of v1_op_description.
 _V1_OPS = {
     "attention": {"metrics": ["tflops"],
                   "plot": {"title": "Attention throughput against sequence length", "x": "seqlen_q",
-                           "log_x": True, "facets": ["dtype", "head_dim", "causal", "heads", "heads_kv", "batch",
-                                                     "varlen"]}},
+                           "facets": ["dtype", "head_dim", "causal"]}},
     "gemm": {"metrics": ["tflops"],
-             "plot": {"title": "GEMM throughput per precision and shape", "x": "", "facets": ["dtype"],
-                      "ceiling_line": "gemm_{dtype}_tflops"}},
+             "plot": {"title": "GEMM throughput per precision and shape", "x": "m", "facets": ["dtype"]}},
     "collective": {"metrics": ["busbw_GBps", "algbw_GBps"], "units": {"bytes": "B"},
                    "plot": {"title": "Collective bus bandwidth against message size", "x": "bytes",
-                            "log_x": True, "facets": ["collective"]}},
+                            "facets": ["collective"]}},
     "overlap": {"metrics": ["tflops"], "units": {"bytes": "B"},
-                "plot": {"title": "Overlapped GEMM throughput against collective size", "x": "bytes",
-                         "log_x": True, "facets": ["collective"]}},
+                "plot": {"title": "GEMM and collective overlapped", "x": "bytes", "facets": ["collective", "priority"]},
+                "compare": {"metric": "overlap_efficiency"}},
 }
 
 # The columns every v1 points table has besides the axes (docs/hdf5-schema.md, version 1), and
@@ -349,6 +347,8 @@ def v1_op_description(op: str, axes: List[str], table_dtype, units: Dict[str, st
                      ceiling_line=p.get("ceiling_line", ""))
     axis_objs = [Axis(a, dtype_type(table_dtype.fields[a][0]) if a in names else "", unit=units.get(a, ""))
                  for a in axes]
+    c = shim.get("compare", {})
+    compare = CompareHints(metric=c.get("metric", "") if c.get("metric", "") in names else "",
+                           higher_is_better=c.get("higher_is_better", True))
     return OpDescription(op=op, summary="", headline=metric_names[0] if metric_names else "", axes=axis_objs,
-                         columns=columns, metrics=metrics, plot=plot,
-                         compare=CompareHints(metric="", higher_is_better=True), source="v1")
+                         columns=columns, metrics=metrics, plot=plot, compare=compare, source="v1")

@@ -520,18 +520,28 @@ def _v1_schema(f) -> dict:
 def _iterations_per_rank(rows: np.ndarray, nranks: int, ranks: pd.DataFrame, pts: pd.DataFrame) -> np.ndarray:
     """[len(rows), nranks] iterations each rank timed at each row: rank_stats' iterations,
     else the point's iterations for every rank; unknown (no column) -> a large number."""
+    rows = np.asarray(rows, dtype=np.int64)
     out = np.full((len(rows), nranks), np.iinfo(np.int64).max, dtype=np.int64)
-    pos = {int(r): i for i, r in enumerate(rows)}
+    if not len(rows):
+        return out
+    order = np.argsort(rows, kind="stable")
+
+    def positions(r):
+        r = np.asarray(r, dtype=np.int64)
+        i = np.clip(np.searchsorted(rows[order], r), 0, len(rows) - 1)
+        found = rows[order][i] == r
+        return order[i], found
+
     if "iterations" in pts:
+        pos, found = positions(pts["row"].to_numpy())
         it = pd.to_numeric(pts["iterations"], errors="coerce").fillna(0).astype(np.int64).to_numpy()
-        for r, n in zip(pts["row"].to_numpy(), it):
-            if int(r) in pos:
-                out[pos[int(r)], :] = n
+        out[pos[found], :] = it[found, None]
     if ranks is not None and not ranks.empty and "iterations" in ranks:
-        for r, k, n in zip(ranks["row"].to_numpy(), ranks["rank"].to_numpy(),
-                           pd.to_numeric(ranks["iterations"], errors="coerce").fillna(0).astype(np.int64)):
-            if int(r) in pos and 0 <= int(k) < nranks:
-                out[pos[int(r)], int(k)] = int(n)
+        pos, found = positions(ranks["row"].to_numpy())
+        k = ranks["rank"].to_numpy().astype(np.int64)
+        found &= (k >= 0) & (k < nranks)
+        it = pd.to_numeric(ranks["iterations"], errors="coerce").fillna(0).astype(np.int64).to_numpy()
+        out[pos[found], k[found]] = it[found]
     return out
 
 

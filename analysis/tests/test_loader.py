@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import genbench_analysis as ga
-from conftest import RANKS, V1_SMALL
+from conftest import RANKS, V1_OVERLAP, V1_SMALL
 
 STATUSES = {"ok", "failed", "skipped", "unsupported"}
 # From tests/data/small.yaml
@@ -220,7 +220,11 @@ def test_schema_1_descriptions_are_derived():
     assert [m.name for m in coll.metrics] == ["busbw_GBps", "algbw_GBps"]
     assert coll.compare_metric == "busbw_GBps" and coll.units["bytes"] == "B"
     assert coll.description.plot.facets == ["collective"]
-    assert gemm.description.plot.x == "" and gemm.description.plot.ceiling_line == "gemm_{dtype}_tflops"
+    assert (gemm.description.plot.x, gemm.description.plot.facets, gemm.description.plot.ceiling_line) == \
+        ("m", ["dtype"], "")
+    ov = ga.load(V1_OVERLAP).benchmarks["overlap-sizes"]
+    assert ov.headline.name == "tflops" and ov.compare_metric == "overlap_efficiency"
+    assert ov.description.columns_of_kind("extra")[:3] == ["t_compute_s", "t_comm_s", "t_both_s"]
     assert gemm.units["time_median_s"] == "s" and gemm.units["work_flops"] == "FLOP"
     # the schema description: the fixed columns v1 has, typed, with the file's units
     fixed = {c.name: c for c in ga.describe.fixed_columns(r.schema, "points")}

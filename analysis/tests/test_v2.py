@@ -156,6 +156,19 @@ def test_file_hints_win_over_the_v1_table(ra):
         assert [l.get_ydata()[0] for l in flat] == [700.0]
 
 
+def test_empty_x_draws_bars_per_point(tmp_path):
+    """plot.x "": one bar per point, labelled by the axes that vary, heights the headline."""
+    desc = json.loads(json.dumps(v2files.PROBE))
+    desc["plot"]["x"] = ""
+    pts, n = v2files.probe_points()
+    path = v2files.write_v2(tmp_path / "bars.h5", [("probe", desc, v2files.probe_metrics, n, pts)])
+    ax = plots.op_plot([ga.load(path)], "probe").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["depth=1", "depth=2", "depth=4"]
+    heights = [p.get_height() for p in ax.patches]
+    assert np.allclose(heights, [1e5, 5e4, 2.5e4])  # 1 / (1e-5 s x depth)
+    assert ax.get_ylabel() == "ops_per_s (1/s)"
+
+
 def test_no_ceiling_line_without_ceilings(tmp_path):
     dec, n = v2files.decode_points()
     path = v2files.write_v2(tmp_path / "noceil.h5", [("decode", DECODE, v2files.decode_metrics, n, dec)])
