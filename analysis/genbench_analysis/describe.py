@@ -174,7 +174,8 @@ def _req(d: dict, key: str, typ, what: str):
 
 
 def _opt(d: dict, key: str, typ, default, what: str):
-    return _req(d, key, typ, what) if key in d else default
+    """d[key] checked like _req; default when absent or null."""
+    return _req(d, key, typ, what) if d.get(key) is not None else default
 
 
 def parse_columns(items, what: str) -> List[Column]:

@@ -591,16 +591,17 @@ def samples_noise(samples: np.ndarray) -> np.ndarray:
     NaN for points with fewer than 2 iterations.
     """
     out = np.full(samples.shape[0], np.nan)
+    if samples.size == 0:
+        return out
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN padding columns
-        slowest = np.nanmax(samples, axis=1) if samples.ndim == 3 else samples
-        for i, row in enumerate(slowest):
-            x = row[np.isfinite(row)]
-            if x.size < 2:
-                continue
-            med = np.median(x)
-            if med > 0:
-                out[i] = _MAD_SIGMA * np.median(np.abs(x - med)) / med
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN padding columns and rows
+        slowest = np.nanmax(samples, axis=1) if samples.ndim == 3 else np.asarray(samples, dtype=float)
+        slowest = np.where(np.isfinite(slowest), slowest, np.nan)
+        enough = np.isfinite(slowest).sum(axis=1) >= 2
+        med = np.nanmedian(slowest, axis=1)
+        mad = np.nanmedian(np.abs(slowest - med[:, None]), axis=1)
+        ok = enough & (med > 0)
+        out[ok] = _MAD_SIGMA * mad[ok] / med[ok]
     return out
 
 
