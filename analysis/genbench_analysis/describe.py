@@ -24,14 +24,16 @@ class DescriptionError(Exception):
     as loader.DescriptionError (a ResultFileError) with the file and benchmark named."""
 
 
+# The kinds of an op's columns (op_description); the benchmark's `columns` list and the schema
+# description name the points table's own parts (fixed, axis, op), which are kept as they are.
 KINDS = ("effective", "chosen", "metric", "extra")
 
 
 @dataclass
 class Column:
     """One column of a dataset: name, type (i64, f64, str), unit ('' when dimensionless),
-    meaning (one line; '' where the file does not say), and for an op's columns its kind
-    (effective, chosen, metric, extra); '' for fixed columns and axes."""
+    meaning (one line; '' where the file does not say), and its kind: for an op's columns
+    effective, chosen, metric or extra; for the others what the file calls them (fixed, axis)."""
 
     name: str
     type: str = ""
@@ -178,7 +180,8 @@ def _opt(d: dict, key: str, typ, default, what: str):
     return _req(d, key, typ, what) if d.get(key) is not None else default
 
 
-def parse_columns(items, what: str) -> List[Column]:
+def parse_columns(items, what: str, kinds=None) -> List[Column]:
+    """A JSON list of columns; with kinds, each column's kind must be one of them."""
     if not isinstance(items, list):
         raise DescriptionError(f"{what} should be a list of columns, not {items!r}")
     out = []
@@ -187,8 +190,8 @@ def parse_columns(items, what: str) -> List[Column]:
         if not isinstance(c, dict):
             raise DescriptionError(f"{w} should be an object with name, type, unit, meaning, not {c!r}")
         kind = _opt(c, "kind", str, "", w)
-        if kind and kind not in KINDS:
-            raise DescriptionError(f"{w} ({c.get('name')!r}): kind {kind!r} is none of {', '.join(KINDS)}")
+        if kinds is not None and kind not in kinds:
+            raise DescriptionError(f"{w} ({c.get('name')!r}): kind {kind!r} is none of {', '.join(kinds)}")
         out.append(Column(name=_req(c, "name", str, w), type=_opt(c, "type", str, "", w),
                           unit=_opt(c, "unit", str, "", w), meaning=_opt(c, "meaning", str, "", w), kind=kind))
     return out
@@ -228,7 +231,7 @@ def parse_op_description(text, what: str) -> OpDescription:
                            higher_is_better=bool(_opt(c, "higher_is_better", bool, True, cw)))
     desc = OpDescription(op=_req(d, "op", str, what), summary=_opt(d, "summary", str, "", what),
                          headline=_opt(d, "headline", str, "", what), axes=axes,
-                         columns=parse_columns(_opt(d, "columns", list, [], what), f"{what}: columns"),
+                         columns=parse_columns(_opt(d, "columns", list, [], what), f"{what}: columns", KINDS),
                          metrics=metrics, plot=plot, compare=compare, source="file")
     if not desc.headline and desc.metrics:
         desc.headline = desc.metrics[0].name

@@ -457,10 +457,10 @@ def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schem
         except _describe.DescriptionError as e:
             raise DescriptionError(str(e) if str(e).startswith(path) else f"{path}: {e}") from e
         axes = list(gattrs.get("axes", []) or []) or [a.name for a in desc.axes]
-        # Kinds of the op's columns as its description declares them.
+        # The op's columns take the kind its description gives them (the list says only "op").
         kinds = {c.name: c.kind for c in desc.columns}
         for c in columns:
-            if not c.kind and c.name in kinds:
+            if c.name in kinds and c.kind in ("", "op"):
                 c.kind = kinds[c.name]
         op = str(gattrs.get("op", desc.op))
     else:
@@ -518,8 +518,8 @@ def _v1_schema(f) -> dict:
 
 
 def _iterations_per_rank(rows: np.ndarray, nranks: int, ranks: pd.DataFrame, pts: pd.DataFrame) -> np.ndarray:
-    """[len(rows), nranks] iterations each rank timed at each row: rank_stats' iterations,
-    else the point's iterations for every rank; unknown (no column) -> a large number."""
+    """[len(rows), nranks] iterations each rank timed at each row: the point's iterations, or
+    the rank's own (rank_stats) where smaller; unknown (no column) -> a large number."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.full((len(rows), nranks), np.iinfo(np.int64).max, dtype=np.int64)
     if not len(rows):
@@ -537,11 +537,12 @@ def _iterations_per_rank(rows: np.ndarray, nranks: int, ranks: pd.DataFrame, pts
         it = pd.to_numeric(pts["iterations"], errors="coerce").fillna(0).astype(np.int64).to_numpy()
         out[pos[found], :] = it[found, None]
     if ranks is not None and not ranks.empty and "iterations" in ranks:
+        # A rank's own count where it is smaller (never more than the point's)
         pos, found = positions(ranks["row"].to_numpy())
         k = ranks["rank"].to_numpy().astype(np.int64)
         found &= (k >= 0) & (k < nranks)
         it = pd.to_numeric(ranks["iterations"], errors="coerce").fillna(0).astype(np.int64).to_numpy()
-        out[pos[found], k[found]] = it[found]
+        out[pos[found], k[found]] = np.minimum(out[pos[found], k[found]], it[found])
     return out
 
 

@@ -57,6 +57,9 @@ def test_descriptions_come_from_the_file(ra):
     assert b.units["tokens_per_s"] == "tokens/s" and b.units["launch_overhead_s"] == "s"
     assert b.meanings["effective_pages"] == "pages read"
     assert b.description.columns_of_kind("chosen") == ["split_chosen"]
+    kinds = {c.name: c.kind for c in b.columns}  # the list's fixed / axis, the op's own kinds
+    assert (kinds["time_median_s"], kinds["cache_len"], kinds["effective_pages"], kinds["GBps"],
+            kinds["launch_overhead_s"]) == ("fixed", "axis", "effective", "metric", "extra")
     assert b.description.plot == ga.PlotHints("Decode KV-cache bandwidth against cache length", "cache_len", True,
                                               ["dtype"], "copy_GBps")
     assert (b.compare_metric, b.higher_is_better) == ("GBps", True)
@@ -67,6 +70,16 @@ def test_descriptions_come_from_the_file(ra):
     # the lowest over ranks of the copy ceiling
     assert ra.ceiling("copy_GBps") == (3900.0, "GB/s")
     assert ra.ceiling("gemm_fp8_e4m3_tflops") is None
+
+
+def test_axes_from_the_description_without_the_attribute(tmp_path, v2):
+    path = tmp_path / "noaxes.h5"
+    import shutil
+    shutil.copy(v2[0], path)
+    with h5py.File(path, "r+") as f:
+        del f["benchmarks/decode"].attrs["axes"]
+    b = ga.load(path).benchmarks["decode"]
+    assert b.axes == ["batch", "cache_len", "dtype", "split"]
 
 
 def test_rows_that_did_not_run_are_skipped(ra, v2):

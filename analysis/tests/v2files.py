@@ -53,16 +53,26 @@ STR = h5py.string_dtype("utf-8")
 NP = {"i64": "<i8", "f64": "<f8", "str": STR}
 
 
-def _cols(spec):
-    return [{"name": n, "type": t, "unit": u, "meaning": m} for n, t, u, m in spec]
+def _cols(spec, kind=None):
+    """JSON columns; string columns carry their length, as the writer stores them."""
+    out = []
+    for n, t, u, m in spec:
+        c = {"name": n, "type": t, "unit": u, "meaning": m}
+        if t == "str":
+            c["length"] = 64
+        if kind:
+            c["kind"] = kind(n) if callable(kind) else kind
+        out.append(c)
+    return out
 
 
 def schema_description():
     return {"version": 2, "datasets": {
-        "points": {"fixed": _cols(FIXED_HEAD + FIXED_TAIL),
+        "points": {"fixed": _cols(FIXED_HEAD + FIXED_TAIL, "fixed"), "axes_after": "impl",
                    "note": "then the benchmark's axes after impl and the op's columns at the end"},
         "rank_stats": _cols(RANK_STATS), "system": _cols(SYSTEM), "ceilings": _cols(CEILINGS),
-        "samples": {"type": "f64", "unit": "s", "meaning": "per-iteration times [point, rank, iteration]"}}}
+        "samples": {"type": "f64", "unit": "s", "dims": ["point", "rank", "iteration"],
+                    "meaning": "per-iteration times; valid below points.iterations of a row that ran"}}}
 
 
 def _compound(spec):
@@ -242,7 +252,10 @@ def write_v2(path, benchmarks, ceilings=(), backend="host", state="complete", de
             if description_edit is not None:
                 d = description_edit(name, json.loads(json.dumps(desc)))
             g.attrs["op_description"] = d if isinstance(d, str) else json.dumps(d)
-            g.attrs["columns"] = json.dumps(_cols(spec))
+            fixed = {n for n, _, _, _ in FIXED_HEAD + FIXED_TAIL}
+            g.attrs["axes"] = np.array(axes, dtype=STR)
+            g.attrs["columns"] = json.dumps(_cols(spec, lambda n: "fixed" if n in fixed else
+                                                  "axis" if n in axes else "op"))
             g.create_dataset("points", data=pts)
             g.create_dataset("samples", data=samples)
             g.create_dataset("rank_stats", data=rs)
