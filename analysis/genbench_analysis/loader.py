@@ -29,6 +29,9 @@ FORMAT = "genbench-results"
 SCHEMA_VERSIONS = (1, 2)   # the versions this package reads
 SCHEMA_VERSION = max(SCHEMA_VERSIONS)
 
+# Columns the loader adds to every points table.
+_ADDED_COLUMNS = ("benchmark", "op", "row", "samples_per_rank", "rel_noise")
+
 # Columns of a points table that are not benchmark parameters.
 STATUS_COLUMNS = ["status", "reason", "variant", "stop_reason"]
 OK = "ok"
@@ -126,6 +129,7 @@ class Benchmark:
     attrs: Dict[str, object] = field(default_factory=dict)
     description: Optional[OpDescription] = None
     columns: List[Column] = field(default_factory=list)
+    table_columns: List[str] = field(default_factory=list, repr=False)  # as stored, in order
 
     @property
     def metrics(self) -> List[Metric]:
@@ -240,10 +244,15 @@ class Result:
 
     # --- access -------------------------------------------------------------------------
     def table(self, benchmark: str) -> pd.DataFrame:
-        """The points of one benchmark with only the columns that benchmark has."""
+        """The points of one benchmark with only the columns that benchmark has (its stored
+        table's, plus benchmark, op, row, samples_per_rank and rel_noise)."""
         b = self.benchmarks[benchmark]
         df = self.points[self.points["benchmark"] == benchmark]
-        keep = [c for c in df.columns if c not in self._axis_union() or c in b.axes]
+        if b.table_columns:
+            own = set(b.table_columns) | set(_ADDED_COLUMNS)
+            keep = [c for c in df.columns if c in own]
+        else:
+            keep = [c for c in df.columns if c not in self._axis_union() or c in b.axes]
         return df[keep].reset_index(drop=True)
 
     def _axis_union(self) -> set:
@@ -470,7 +479,7 @@ def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schem
         desc = _describe.v1_op_description(op, axes, pdset.dtype if pdset is not None else None, units)
         columns = _columns_from_parts(names, pdset, _describe.fixed_columns(schema, "points"), desc)
     return Benchmark(name=name, op=op, axes=axes, implementations=impls, attrs=gattrs, description=desc,
-                     columns=columns)
+                     columns=columns, table_columns=names)
 
 
 def _columns_from_parts(names: List[str], pdset, fixed: List[Column], desc: OpDescription) -> List[Column]:

@@ -119,6 +119,11 @@ def test_samples_are_cut_at_the_iterations(ra):
 
 def test_metric_values_and_effective_columns(ra):
     t = ra.table("decode")
+    # only decode's own columns: none of gemm's or probe's
+    assert "tflops" not in t and "overhead_s" not in t and "k" not in t
+    assert list(t.columns[:5]) == ["benchmark", "op", "row", "point", "impl"]
+    assert [c for c in t.columns if c not in ("samples_per_rank", "rel_noise")][3:] == \
+        [c.name for c in ra.benchmarks["decode"].columns]
     assert np.allclose(t["GBps"], t["work_bytes"] / t["time_median_s"] / 1e9)
     assert np.allclose(t["tokens_per_s"], 8.0 / t["time_median_s"])
     assert list(t.loc[t["cache_len"] >= 4096, "split_chosen"].unique()) == ["4"]
