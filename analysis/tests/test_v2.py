@@ -315,3 +315,15 @@ def test_metric_label():
     assert ga.metric_label("ceiling_fraction", "") == "ceiling_fraction"
     assert ga.metric_label("overhead_s", "s") == "overhead (s)"
     assert plots.short_metric("busbw_GBps", "GB/s") == "busbw" and plots.short_metric("GBps", "GB/s") == "GBps"
+
+
+def test_plot_command(v2, tmp_path, capsys):
+    out = tmp_path / "png"
+    assert main(["plot", v2[0], "-o", str(out), "--only", "decode_GBps", "--only", "eager_vs_graph"]) == 0
+    text = capsys.readouterr().out
+    assert f"decode_GBps: {out / 'decode_GBps.png'}" in text
+    assert "eager_vs_graph: skipped (no point ran ok in both eager and graph mode" in text
+    assert sorted(os.listdir(out)) == ["decode_GBps.png"] and os.path.getsize(out / "decode_GBps.png") > 5000
+    assert main(["plot", v2[0], "-o", str(out), "--only", "attention_tflops"]) == 2
+    err = capsys.readouterr().err
+    assert "error: no plot attention_tflops for these files (have: decode_GBps, gemm_tflops" in err
