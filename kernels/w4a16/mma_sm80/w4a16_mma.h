@@ -1,0 +1,65 @@
+#pragma once
+// W4A16 GEMM on tensor cores (mma.sync m16n8k16, sm_80 and newer, sm_90a included): the host
+// contract of the kernel in w4a16_mma.cu. Layout of the operands: kernels/w4a16/common/
+// w4a16_layout.h (tiled codes, permuted scales, packed zeros).
+//
+//   MmaGemm::can_implement(args)   "" or why not (shape, group, alignment)
+//   MmaGemm plan(args, device)     tile height and split-k chosen for this device
+//   plan.workspace_size()          fp32 split-k accumulators + per-tile counters (0 if no split)
+//   plan.initialize(ws, stream)    zeroes the workspace once; the kernel leaves it zeroed
+//   plan.run(stream)               one launch
+//
+// The kernel: a CTA of 8 warps owns 128 columns (2 warps of 64 across n) of a tile of 16, 32
+// or 64 rows, and a range of k (split-k); its 4 warps along k each take one 16-deep slice of
+// every 64-deep stage. Stages (8, 6, 4 by tile height) are loaded with cp.async: activations (XOR-swizzled rows for
+// conflict-free ldmatrix), the weight tiles (one 16-byte chunk per lane, the chunk that lane
+// dequantises), the stage's scale rows and zero words. Each warp dequantises its 32 codes in
+// registers to mma B fragments (w4a16_layout.h) and issues 8 x (rows/16) mma.sync per slice.
+// The 4 k-warps' partial sums meet in shared memory; with split-k > 1 each CTA adds its tile
+// to an fp32 workspace and the last CTA of a tile (a counter) writes D and zeroes the
+// workspace, so one launch does the whole GEMM.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace genbench::w4a16 {
+
+struct Arguments {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t group = 128;  // k for one group per column
+  bool bf16 = false;         // activations, scales and D in bf16 (else fp16)
+  bool zero_points = false;  // uint4 codes with zero points (else int4: z = 8)
+  const void* a = nullptr;   // m x k row-major
+  const void* w = nullptr;   // tiled codes, k * n / 2 bytes
+  const void* scales = nullptr;         // [k/group][n], permuted
+  const std::uint32_t* zeros = nullptr;  // [k/group][n/64][8] (zero_points only)
+  void* d = nullptr;                     // m x n row-major
+  int split_k = 0;                       // 0: chosen from the device's SM count
+  int tile_m = 0;                        // rows per CTA: 16, 32, 64; 0: the smallest that holds m (64 beyond)
+};
+
+class MmaGemm {
+ public:
+  static std::string can_implement(const Arguments& args);
+  MmaGemm(const Arguments& args, int device);
+  std::size_t workspace_size() const;
+  void initialize(void* workspace, cudaStream_t stream);
+  void run(cudaStream_t stream) const;
+  int splits() const { return splits_; }
+  int tile_m() const { return tile_m_; }
+  std::string describe() const;  // "mma_sm80 tile=16x128x64 splitk=8 ctas=256 stages=5"
+
+ private:
+  Arguments args_;
+  int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0;
+  float* ws_ = nullptr;
+  int* counters_ = nullptr;
+};
+
+// The dequantise-then-GEMM path: writes the dequantised weights transposed, W^T (n x k
+// row-major, A's type), for a 16-bit GEMM with trans_b = t. Needs the tiled layout's shapes.
+void dequantize_transposed(const Arguments& args, void* wt, cudaStream_t stream);
+
+}  // namespace genbench::w4a16

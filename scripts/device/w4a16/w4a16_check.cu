@@ -1,0 +1,718 @@
+// Standalone device check of the W4A16 kernel, the grouped GEMMs and the fp8 candidates, built
+// by scripts/device/w4a16-check.sh with nvcc alone (no genbench build needed):
+//   validate   the mma kernel and the dequantise path against the host reference
+//              (kernels/w4a16/common), every group size, int4 and uint4 with zero points,
+//              odd m, n not a multiple of 128, forced and automatic split-k
+//   sanitize   a few small cases only (for compute-sanitizer)
+//   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
+//              L2 cold (rotating copies), 3 rounds in alternating order, medians
+//   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
+//   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
+// Lines starting with "CSV," are machine-readable.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/w4a16/common/w4a16_layout.h"
+#include "kernels/w4a16/mma_sm80/w4a16_mma.h"
+#include "src/ops/grouped_gemm/group_sizes.h"
+
+using namespace genbench;
+using namespace genbench::w4a16;
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                            \
+    }                                                                                          \
+  } while (0)
+#define CKB(x)                                                                          \
+  do {                                                                                  \
+    cublasStatus_t s_ = (x);                                                            \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
+      std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+namespace {
+
+int g_failures = 0;
+cudaStream_t g_stream;
+cublasLtHandle_t g_lt;
+cublasHandle_t g_blas;
+void* g_ws = nullptr;
+constexpr std::size_t kWsBytes = 32u << 20;
+std::size_t g_l2 = 0;
+
+std::uint16_t to_bits(float x, bool bf16) {
+  if (bf16) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    std::uint16_t b;
+    std::memcpy(&b, &h, 2);
+    return b;
+  }
+  __half h = __float2half_rn(x);
+  std::uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+float from_bits(std::uint16_t b, bool bf16) {
+  if (bf16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, &b, 2);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, &b, 2);
+  return __half2float(h);
+}
+
+template <typename T>
+T* dalloc(std::size_t count) {
+  void* p = nullptr;
+  CK(cudaMalloc(&p, std::max<std::size_t>(count * sizeof(T), 256)));
+  return static_cast<T*>(p);
+}
+
+__device__ std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Random device data: bytes (codes in any layout), or 16-bit values uniform in [lo, hi).
+__global__ void fill_bytes_kernel(unsigned char* p, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x)
+    p[i] = static_cast<unsigned char>(mix64(seed ^ (i * 0x9E3779B97F4A7C15ull)) >> 24);
+}
+__global__ void fill_16_kernel(std::uint16_t* p, std::size_t n, std::uint64_t seed, float lo, float hi, bool bf16) {
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x) {
+    const float u = static_cast<float>(mix64(seed ^ (i * 0x9E3779B97F4A7C15ull)) >> 40) * (1.0f / 16777216.0f);
+    const float x = lo + (hi - lo) * u;
+    std::uint16_t b;
+    if (bf16) {
+      __nv_bfloat16 h = __float2bfloat16_rn(x);
+      b = *reinterpret_cast<std::uint16_t*>(&h);
+    } else {
+      __half h = __float2half_rn(x);
+      b = *reinterpret_cast<std::uint16_t*>(&h);
+    }
+    p[i] = b;
+  }
+}
+void fill_bytes(void* p, std::size_t n, std::uint64_t seed) {
+  fill_bytes_kernel<<<1024, 256, 0, g_stream>>>(static_cast<unsigned char*>(p), n, seed);
+  CK(cudaGetLastError());
+}
+void fill_16(void* p, std::size_t n, std::uint64_t seed, float lo, float hi, bool bf16) {
+  fill_16_kernel<<<1024, 256, 0, g_stream>>>(static_cast<std::uint16_t*>(p), n, seed, lo, hi, bf16);
+  CK(cudaGetLastError());
+}
+
+// ---- cuBLASLt TN GEMM: D (m x n, row-major) = A (m x k row-major) . Wt^T (Wt: n x k row-major)
+struct LtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool has_algo = false;
+  std::string variant;
+  LtPlan(cudaDataType_t in, cudaDataType_t out, std::int64_t m, std::int64_t n, std::int64_t k, const float* sa = nullptr,
+         const float* sb = nullptr) {
+    CKB(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
+    CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+    CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn)));
+    if (sa) CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa)));
+    if (sb) CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb)));
+    CKB(cublasLtMatrixLayoutCreate(&la, in, k, n, k));  // Wt as column-major k x n, op T
+    CKB(cublasLtMatrixLayoutCreate(&lb, in, k, m, k));  // A as column-major k x m
+    CKB(cublasLtMatrixLayoutCreate(&ld, out, n, m, n));
+    CKB(cublasLtMatmulPreferenceCreate(&pref));
+    std::size_t ws = kWsBytes;
+    CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  }
+  ~LtPlan() {
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(ld);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatmulDescDestroy(op);
+  }
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates(int want) {
+    std::vector<cublasLtMatmulHeuristicResult_t> r(want);
+    int found = 0;
+    if (cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, ld, ld, pref, want, r.data(), &found) != CUBLAS_STATUS_SUCCESS) found = 0;
+    r.resize(found);
+    return r;
+  }
+  void run(const void* a, const void* wt, void* d, cudaStream_t s) const {
+    const float one = 1.0f, zero = 0.0f;
+    CKB(cublasLtMatmul(g_lt, op, &one, wt, la, a, lb, &zero, d, ld, d, ld, has_algo ? &algo : nullptr, g_ws, kWsBytes, s));
+  }
+};
+
+std::string describe_algo(const cublasLtMatmulAlgo_t& a) {
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) {
+    std::int32_t v = -1;
+    std::size_t w = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&a, attr, &v, sizeof(v), &w) != CUBLAS_STATUS_SUCCESS) v = -1;
+    return (int)v;
+  };
+  char b[160];
+  std::snprintf(b, sizeof b, "id=%d tile=%d stages=%d splitk=%d swz=%d cluster=%d", get(CUBLASLT_ALGO_CONFIG_ID),
+                get(CUBLASLT_ALGO_CONFIG_TILE_ID), get(CUBLASLT_ALGO_CONFIG_STAGES_ID), get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+                get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+  return b;
+}
+
+// Per-iteration seconds of fn(i) over `reps` back-to-back calls (after 2 warm-ups).
+double time_reps(const std::function<void(int)>& fn, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  fn(0);
+  fn(1);
+  CK(cudaEventRecord(a, g_stream));
+  for (int i = 0; i < reps; ++i) fn(i);
+  CK(cudaEventRecord(b, g_stream));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms * 1e-3 / reps;
+}
+// Enough reps for ~3 ms.
+double time_op(const std::function<void(int)>& fn) {
+  const double one = time_reps(fn, 3);
+  const int reps = std::max(5, std::min(2000, static_cast<int>(3e-3 / std::max(one, 1e-7))));
+  return time_reps(fn, reps);
+}
+
+// Tune: time up to `want` candidates, keep the fastest; returns seconds of heuristic #0 too.
+void tune(LtPlan& p, int want, const std::function<void(int)>& call, double* h0 = nullptr, int* count = nullptr) {
+  const auto c = p.candidates(want);
+  if (c.empty()) {
+    std::printf("cuBLASLt: no candidates\n");
+    ++g_failures;
+    return;
+  }
+  double best = 1e30;
+  int bi = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    p.algo = c[i].algo;
+    p.has_algo = true;
+    const double t = time_reps(call, 5);
+    if (cudaGetLastError() != cudaSuccess) continue;
+    if (i == 0 && h0) *h0 = t;
+    if (t < best) {
+      best = t;
+      bi = static_cast<int>(i);
+    }
+  }
+  p.algo = c[bi].algo;
+  p.variant = "h" + std::to_string(bi) + "/" + std::to_string(c.size()) + " " + describe_algo(p.algo);
+  if (count) *count = static_cast<int>(c.size());
+}
+
+std::size_t copies_for(std::size_t bytes) {
+  return std::max<std::size_t>(2, (2 * g_l2 + bytes - 1) / std::max<std::size_t>(bytes, 1) + 1);
+}
+
+// ---------------------------------------------------------------- validation
+struct Quant {
+  std::vector<float> a, scales;            // a: m x k, scales [k/g][n] (rounded to the type)
+  std::vector<std::uint8_t> codes, zeros;  // codes k x n, zeros [k/g][n] (empty: int4)
+};
+
+bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t group, bool bf16, bool zp, int split,
+                   bool dequant_path, std::uint64_t seed) {
+  const std::int64_t g = group == 0 ? k : group, rows = k / g;
+  Quant q;
+  q.a.resize(m * k);
+  q.codes.resize(k * n);
+  q.scales.resize(rows * n);
+  if (zp) q.zeros.resize(rows * n);
+  for (std::int64_t i = 0; i < m * k; ++i) q.a[i] = from_bits(to_bits(static_cast<float>(2 * grouped::uniform01(seed, i) - 1), bf16), bf16);
+  for (std::int64_t i = 0; i < k * n; ++i) q.codes[i] = static_cast<std::uint8_t>(grouped::uniform01(seed + 1, i) * 16);
+  for (std::int64_t i = 0; i < rows * n; ++i) {
+    q.scales[i] = from_bits(to_bits(static_cast<float>(0.005 + 0.01 * grouped::uniform01(seed + 2, i)), bf16), bf16);
+    if (zp) q.zeros[i] = static_cast<std::uint8_t>(grouped::uniform01(seed + 3, i) * 16);
+  }
+  const auto ref = reference_gemm(q.a, q.codes, q.scales, q.zeros, m, n, k, g);
+  // |a| . |w| for the error scale
+  std::vector<double> mag(m * n, 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::size_t gi = (kk / g) * n + j;
+        mag[i * n + j] += std::fabs(q.a[i * k + kk] * dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]));
+      }
+  std::vector<std::uint16_t> ha(m * k), hs(rows * n);
+  for (std::int64_t i = 0; i < m * k; ++i) ha[i] = to_bits(q.a[i], bf16);
+  for (std::int64_t i = 0; i < rows * n; ++i) hs[i] = to_bits(q.scales[i], bf16);
+  const auto tiled = pack_tiled(q.codes, k, n);
+  const auto ps = permute_scales(hs, rows, n);
+  const auto pz = zp ? pack_zeros(q.zeros, rows, n) : std::vector<std::uint32_t>{};
+  auto* da = dalloc<std::uint16_t>(m * k);
+  auto* dw = dalloc<std::uint8_t>(tiled.size());
+  auto* ds = dalloc<std::uint16_t>(ps.size());
+  auto* dz = dalloc<std::uint32_t>(std::max<std::size_t>(pz.size(), 1));
+  auto* dd = dalloc<std::uint16_t>(m * n);
+  CK(cudaMemcpy(da, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dw, tiled.data(), tiled.size(), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(ds, ps.data(), ps.size() * 2, cudaMemcpyHostToDevice));
+  if (zp) CK(cudaMemcpy(dz, pz.data(), pz.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dd, 0xff, m * n * 2));  // NaN
+  Arguments args;
+  args.m = m; args.n = n; args.k = k; args.group = g; args.bf16 = bf16; args.zero_points = zp;
+  args.a = da; args.w = dw; args.scales = ds; args.zeros = zp ? dz : nullptr; args.d = dd; args.split_k = split;
+  std::string variant;
+  void* ws = nullptr;
+  std::uint16_t* dwt = nullptr;
+  double wt_err = 0;
+  if (!dequant_path) {
+    const std::string why = MmaGemm::can_implement(args);
+    if (!why.empty()) {
+      std::printf("VALIDATE FAIL m=%lld n=%lld k=%lld: can_implement: %s\n", (long long)m, (long long)n, (long long)k, why.c_str());
+      ++g_failures;
+      return false;
+    }
+    MmaGemm plan(args, 0);
+    if (plan.workspace_size()) CK(cudaMalloc(&ws, plan.workspace_size()));
+    plan.initialize(ws, g_stream);
+    plan.run(g_stream);
+    plan.run(g_stream);  // twice: the second launch relies on the first leaving the workspace zeroed
+    variant = plan.describe();
+  } else {
+    dwt = dalloc<std::uint16_t>(n * k);
+    dequantize_transposed(args, dwt, g_stream);
+    LtPlan lt(bf16 ? CUDA_R_16BF : CUDA_R_16F, bf16 ? CUDA_R_16BF : CUDA_R_16F, m, n, k);
+    const auto c = lt.candidates(1);
+    if (!c.empty()) {
+      lt.algo = c[0].algo;
+      lt.has_algo = true;
+    }
+    lt.run(da, dwt, dd, g_stream);
+    variant = "dequantise + cuBLASLt";
+    std::vector<std::uint16_t> hwt(n * k);
+    CK(cudaStreamSynchronize(g_stream));
+    CK(cudaMemcpy(hwt.data(), dwt, n * k * 2, cudaMemcpyDeviceToHost));
+    for (std::int64_t j = 0; j < n; ++j)  // exact: round((q - z) * s) to the type
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const std::size_t gi = (kk / g) * n + j;
+        const float want = from_bits(to_bits(dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]), bf16), bf16);
+        wt_err = std::max(wt_err, (double)std::fabs(from_bits(hwt[j * k + kk], bf16) - want));
+      }
+  }
+  CK(cudaStreamSynchronize(g_stream));
+  CK(cudaGetLastError());
+  std::vector<std::uint16_t> hd(m * n);
+  CK(cudaMemcpy(hd.data(), dd, m * n * 2, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (std::int64_t i = 0; i < m * n; ++i) {
+    const float got = from_bits(hd[i], bf16);
+    const double e = std::isnan(got) ? INFINITY : std::fabs(got - ref[i]) / std::max(mag[i], 1e-30);
+    worst = std::max(worst, e);
+  }
+  const double tol = bf16 ? 1e-2 : 2e-3;
+  const bool ok = worst <= tol && wt_err == 0;
+  std::printf("VALIDATE %s %s %s m=%lld n=%lld k=%lld group=%lld split=%d err=%.3g tol=%.0g%s [%s]\n", ok ? "ok  " : "FAIL",
+              bf16 ? "bf16" : "fp16", zp ? "uint4+zp" : "int4", (long long)m, (long long)n, (long long)k, (long long)group, split,
+              worst, tol, dequant_path ? (wt_err == 0 ? " W^T exact" : " W^T WRONG") : "", variant.c_str());
+  if (!ok) ++g_failures;
+  cudaFree(da); cudaFree(dw); cudaFree(ds); cudaFree(dz); cudaFree(dd);
+  if (ws) cudaFree(ws);
+  if (dwt) cudaFree(dwt);
+  return ok;
+}
+
+void run_validation(bool small_only) {
+  std::uint64_t seed = 7;
+  struct S { std::int64_t m, n, k; };
+  const std::vector<S> shapes = small_only ? std::vector<S>{{1, 128, 256}, {33, 192, 256}}
+                                           : std::vector<S>{{1, 128, 256}, {3, 192, 512}, {16, 256, 512}, {33, 192, 256}, {64, 128, 384}, {100, 320, 256}};
+  for (const auto& s : shapes)
+    for (bool bf16 : {false, true})
+      for (bool zp : {false, true})
+        for (std::int64_t grp : {32, 64, 128, 0}) {
+          if (grp && s.k % grp) continue;
+          if (small_only && grp == 64) continue;
+          validate_case(s.m, s.n, s.k, grp, bf16, zp, 0, false, ++seed);
+        }
+  // forced split-k (uneven ranges), and the dequantise path
+  for (int split : {1, 3, 8}) validate_case(7, 128, 512, 128, false, true, split, false, ++seed);
+  for (bool bf16 : {false, true}) validate_case(48, 192, 512, 32, bf16, true, 5, false, ++seed);
+  for (bool bf16 : {false, true})
+    for (bool zp : {false, true}) validate_case(100, 256, 512, zp ? 64 : 128, bf16, zp, 0, true, ++seed);
+}
+
+// Sampled validation of a timed shape: D (device) against double dots of the device inputs.
+void validate_sampled(const char* what, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t g, bool bf16, bool zp,
+                      const void* da, const void* dw, const void* ds, const void* dz, const void* dd) {
+  const std::int64_t rows = k / g;
+  std::vector<std::uint16_t> ha(m * k), hs(rows * n), hd(m * n);
+  std::vector<std::uint8_t> hw(k * n / 2);
+  std::vector<std::uint32_t> hz(zp ? rows * (n / 64) * 8 : 0);
+  CK(cudaStreamSynchronize(g_stream));
+  CK(cudaMemcpy(ha.data(), da, ha.size() * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hs.data(), ds, hs.size() * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hd.data(), dd, hd.size() * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hw.data(), dw, hw.size(), cudaMemcpyDeviceToHost));
+  if (zp) CK(cudaMemcpy(hz.data(), dz, hz.size() * 4, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int s = 0; s < 24; ++s) {
+    const std::int64_t i = (s * 7919) % m, j = (s * 104729 + 13) % n;
+    double ref = 0, mag = 0;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const TiledIndex ti = tiled_index(k, kk, j);
+      const int code = (hw[ti.byte] >> ti.shift) & 0xF;
+      const std::int64_t gr = kk / g;
+      const float sc = from_bits(hs[gr * n + scale_position(j)], bf16);
+      int z = 8;
+      if (zp) z = (hz[(gr * (n / 64) + j / 64) * 8 + (j % 8)] >> (4 * ((j % 64) / 8))) & 0xF;
+      const double p = (double)from_bits(ha[i * k + kk], bf16) * dequantize(code, z, sc);
+      ref += p;
+      mag += std::fabs(p);
+    }
+    const float got = from_bits(hd[i * n + j], bf16);
+    worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref) / std::max(mag, 1e-30));
+  }
+  const double tol = bf16 ? 1e-2 : 2e-3;
+  std::printf("SAMPLED %s %s m=%lld n=%lld k=%lld err=%.3g tol=%.0g\n", worst <= tol ? "ok  " : "FAIL", what, (long long)m,
+              (long long)n, (long long)k, worst, tol);
+  if (!(worst <= tol)) ++g_failures;
+}
+
+// ---------------------------------------------------------------- timing
+void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>& ms, std::int64_t g, bool zp) {
+  const std::int64_t rows = k / g;
+  const std::size_t wbytes = k * n / 2, sbytes = rows * n * 2, zbytes = zp ? rows * (n / 64) * 32 : 0;
+  const std::size_t c4 = copies_for(wbytes + sbytes + zbytes), c16 = copies_for(n * k * 2);
+  std::vector<unsigned char*> w4(c4), s4(c4), z4(c4);
+  std::vector<std::uint16_t*> w16(c16);
+  for (std::size_t c = 0; c < c4; ++c) {
+    w4[c] = dalloc<unsigned char>(wbytes);
+    s4[c] = dalloc<unsigned char>(sbytes);
+    z4[c] = dalloc<unsigned char>(std::max<std::size_t>(zbytes, 16));
+    fill_bytes(w4[c], wbytes, 100 + c);
+    fill_16(s4[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);  // fp16 bits; re-filled for bf16 below
+    if (zp) fill_bytes(z4[c], zbytes, 300 + c);
+  }
+  for (std::size_t c = 0; c < c16; ++c) {
+    w16[c] = dalloc<std::uint16_t>(n * k);
+    fill_16(w16[c], n * k, 400 + c, -0.05f, 0.05f, false);
+  }
+  const std::int64_t mmax = *std::max_element(ms.begin(), ms.end());
+  auto* a = dalloc<std::uint16_t>(mmax * k);
+  auto* d = dalloc<std::uint16_t>(mmax * n);
+  auto* wt = dalloc<std::uint16_t>(n * k);  // dequantised W^T of the dequantise path
+  void* ws = nullptr;
+  std::size_t ws_bytes = 0;
+  for (bool bf16 : {false, true}) {
+    for (std::size_t c = 0; c < c4; ++c) fill_16(s4[c], sbytes / 2, 200 + c, 0.005f, 0.015f, bf16);
+    fill_16(a, mmax * k, 500, -1.0f, 1.0f, bf16);
+    for (const std::int64_t m : ms) {
+      Arguments args;
+      args.m = m; args.n = n; args.k = k; args.group = g; args.bf16 = bf16; args.zero_points = zp;
+      args.a = a; args.w = w4[0]; args.scales = s4[0]; args.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[0]) : nullptr;
+      args.d = d;
+      MmaGemm plan(args, 0);
+      if (plan.workspace_size() > ws_bytes) {
+        if (ws) cudaFree(ws);
+        ws_bytes = plan.workspace_size();
+        CK(cudaMalloc(&ws, ws_bytes));
+      }
+      plan.initialize(ws, g_stream);
+      // One plan per copy (the plans differ only in their pointers).
+      std::vector<std::unique_ptr<MmaGemm>> plans;
+      for (std::size_t c = 0; c < c4; ++c) {
+        Arguments ac = args;
+        ac.w = w4[c]; ac.scales = s4[c]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
+        plans.push_back(std::make_unique<MmaGemm>(ac, 0));
+        plans.back()->initialize(ws, g_stream);
+      }
+      auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
+      // The same kernel with 32-row tiles (two CTAs per SM) where auto picks 64.
+      const bool with_t32 = m >= 64;
+      std::vector<std::unique_ptr<MmaGemm>> plans32;
+      if (with_t32)
+        for (std::size_t c = 0; c < c4; ++c) {
+          Arguments ac = args;
+          ac.w = w4[c]; ac.scales = s4[c]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
+          ac.tile_m = 32;
+          plans32.push_back(std::make_unique<MmaGemm>(ac, 0));
+          if (plans32.back()->workspace_size() > ws_bytes) {
+            if (ws) cudaFree(ws);
+            ws_bytes = plans32.back()->workspace_size();
+            CK(cudaMalloc(&ws, ws_bytes));
+            for (auto& pl : plans) pl->initialize(ws, g_stream);
+            for (auto& pl : plans32) pl->initialize(ws, g_stream);
+          }
+          plans32.back()->initialize(ws, g_stream);
+        }
+      auto fused32 = [&](int i) { plans32[i % c4]->run(g_stream); };
+      // Validate the fused path on this shape (copy 0).
+      CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
+      plans[0]->run(g_stream);
+      validate_sampled(bf16 ? "bf16 fused" : "fp16 fused", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
+
+      const cudaDataType_t t16 = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+      LtPlan lt16(t16, t16, m, n, k);
+      auto dense = [&](int i) { lt16.run(a, w16[i % c16], d, g_stream); };
+      tune(lt16, 8, dense);
+      LtPlan ltdq(t16, t16, m, n, k);
+      auto deq = [&](int i) {
+        Arguments ac = args;
+        ac.w = w4[i % c4]; ac.scales = s4[i % c4]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[i % c4]) : nullptr;
+        dequantize_transposed(ac, wt, g_stream);
+        ltdq.run(a, wt, d, g_stream);
+      };
+      const bool with_dq = m >= 128;
+      if (with_dq) tune(ltdq, 8, deq);
+      if (with_t32) {
+        CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
+        plans32[0]->run(g_stream);
+        validate_sampled(bf16 ? "bf16 fused tile_m=32" : "fp16 fused tile_m=32", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
+      }
+      if (with_dq) {
+        CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
+        deq(0);
+        validate_sampled(bf16 ? "bf16 dequant+Lt" : "fp16 dequant+Lt", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
+      }
+      double tf[3], td[3], tq[3], t32[3];
+      for (int r = 0; r < 3; ++r) {
+        if (r % 2 == 0) {
+          tf[r] = time_op(fused);
+          t32[r] = with_t32 ? time_op(fused32) : NAN;
+          td[r] = time_op(dense);
+          tq[r] = with_dq ? time_op(deq) : NAN;
+        } else {
+          tq[r] = with_dq ? time_op(deq) : NAN;
+          td[r] = time_op(dense);
+          t32[r] = with_t32 ? time_op(fused32) : NAN;
+          tf[r] = time_op(fused);
+        }
+      }
+      auto med = [](double* x) {
+        double y[3] = {x[0], x[1], x[2]};
+        std::sort(y, y + 3);
+        return y[1];
+      };
+      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, f32 = with_t32 ? med(t32) : NAN;
+      const double flops = 2.0 * m * n * k;
+      const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
+      std::printf("CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_vs_lt16=%.3f,"
+                  "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_t32_us=%.2f,%s,lt16 %s\n",
+                  bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g, f * 1e6,
+                  q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6, tf[2] * 1e6,
+                  f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+      std::fflush(stdout);
+    }
+  }
+  for (std::size_t c = 0; c < c4; ++c) { cudaFree(w4[c]); cudaFree(s4[c]); cudaFree(z4[c]); }
+  for (auto p : w16) cudaFree(p);
+  cudaFree(a); cudaFree(d); cudaFree(wt);
+  if (ws) cudaFree(ws);
+}
+
+// ---------------------------------------------------------------- grouped
+void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, std::int64_t n, std::int64_t k,
+                  std::int64_t tokens, double skew) {
+  const auto sizes = grouped::routed_group_sizes(experts, tokens, top_k, skew, 42);
+  std::int64_t total = 0, nonempty = 0, biggest = 0;
+  for (auto s : sizes) { total += s; nonempty += s > 0; biggest = std::max(biggest, s); }
+  auto* x = dalloc<std::uint16_t>(total * k);
+  auto* w = dalloc<std::uint16_t>(experts * n * k);
+  auto* d = dalloc<std::uint16_t>(total * n);
+  fill_16(x, total * k, 11, -1.0f, 1.0f, true);
+  fill_16(w, experts * n * k, 12, -0.05f, 0.05f, true);
+  CK(cudaMemsetAsync(d, 0xff, total * n * 2, g_stream));
+  // Expert e: rows [off_e, off_e + M_e) of x and d; weights w_e (n x k row-major, nn.Linear's).
+  std::vector<const void*> pa, pb;
+  std::vector<void*> pc;
+  std::vector<int> mm, nn, kk, lda, ldb, ldc, gs;
+  std::vector<cublasOperation_t> ta, tb;
+  std::vector<float> alpha, beta;
+  std::vector<std::unique_ptr<LtPlan>> loop;
+  std::vector<std::int64_t> offs;
+  std::int64_t off = 0;
+  for (std::int64_t e = 0; e < experts; ++e) {
+    const std::int64_t me = sizes[e];
+    offs.push_back(off);
+    if (me > 0) {
+      pa.push_back(w + e * n * k);
+      pb.push_back(x + off * k);
+      pc.push_back(d + off * n);
+      ta.push_back(CUBLAS_OP_T); tb.push_back(CUBLAS_OP_N);
+      mm.push_back((int)n); nn.push_back((int)me); kk.push_back((int)k);
+      lda.push_back((int)k); ldb.push_back((int)k); ldc.push_back((int)n);
+      alpha.push_back(1.0f); beta.push_back(0.0f); gs.push_back(1);
+      loop.push_back(std::make_unique<LtPlan>(CUDA_R_16BF, CUDA_R_16BF, me, n, k));
+      const auto c = loop.back()->candidates(1);
+      if (!c.empty()) { loop.back()->algo = c[0].algo; loop.back()->has_algo = true; }
+    }
+    off += me;
+  }
+  const void** dpa = dalloc<const void*>(pa.size());
+  const void** dpb = dalloc<const void*>(pb.size());
+  void** dpc = dalloc<void*>(pc.size());
+  CK(cudaMemcpy(dpa, pa.data(), pa.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dpb, pb.data(), pb.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dpc, pc.data(), pc.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  const int gc = static_cast<int>(pa.size());
+  cublasStatus_t gstat = CUBLAS_STATUS_SUCCESS;
+  auto grouped_call = [&](int) {
+    gstat = (cublasGemmGroupedBatchedEx(g_blas, ta.data(), tb.data(), mm.data(), nn.data(), kk.data(), alpha.data(), dpa, CUDA_R_16BF,
+                                   lda.data(), dpb, CUDA_R_16BF, ldb.data(), beta.data(), dpc, CUDA_R_16BF, ldc.data(), gc, gs.data(),
+                                   CUBLAS_COMPUTE_32F));
+  };
+  auto loop_call = [&](int) {
+    std::size_t i = 0;
+    for (std::int64_t e = 0; e < experts; ++e)
+      if (sizes[e] > 0) loop[i++]->run(x + offs[e] * k, w + e * n * k, d + offs[e] * n, g_stream);
+  };
+  // Validate both on sampled rows: double dot of the device inputs.
+  auto check = [&](const char* what) {
+    CK(cudaStreamSynchronize(g_stream));
+    double worst = 0;
+    std::vector<std::uint16_t> xr(k), wr(k);
+    std::uint16_t got;
+    for (int s = 0; s < 16; ++s) {
+      const std::int64_t row = (s * 7919 + 3) % total, col = (s * 104729 + 5) % n;
+      std::int64_t e = 0;
+      while (offs[e] + sizes[e] <= row) ++e;
+      CK(cudaMemcpy(xr.data(), x + row * k, k * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(wr.data(), w + e * n * k + col * k, k * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(&got, d + row * n + col, 2, cudaMemcpyDeviceToHost));
+      double ref = 0, mag = 0;
+      for (std::int64_t i = 0; i < k; ++i) {
+        const double p = (double)from_bits(xr[i], true) * from_bits(wr[i], true);
+        ref += p;
+        mag += std::fabs(p);
+      }
+      const float g = from_bits(got, true);
+      worst = std::max(worst, std::isnan(g) ? INFINITY : std::fabs(g - ref) / std::max(mag, 1e-30));
+    }
+    std::printf("SAMPLED %s %s %s tokens=%lld err=%.3g tol=1e-2\n", worst <= 1e-2 ? "ok  " : "FAIL", name, what, (long long)tokens, worst);
+    if (!(worst <= 1e-2)) ++g_failures;
+  };
+  grouped_call(0);
+  if (gstat != CUBLAS_STATUS_SUCCESS) {
+    std::printf("GROUPED FAIL %s: cublasGemmGroupedBatchedEx status %d\n", name, (int)gstat);
+    ++g_failures;
+    cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(dpa); cudaFree(dpb); cudaFree(dpc);
+    return;
+  }
+  check("grouped");
+  CK(cudaMemsetAsync(d, 0xff, total * n * 2, g_stream));
+  loop_call(0);
+  check("loop");
+  double tg[3], tl[3];
+  for (int r = 0; r < 3; ++r) {
+    if (r % 2 == 0) { tg[r] = time_op(grouped_call); tl[r] = time_op(loop_call); }
+    else { tl[r] = time_op(loop_call); tg[r] = time_op(grouped_call); }
+  }
+  std::sort(tg, tg + 3);
+  std::sort(tl, tl + 3);
+  const double flops = 2.0 * total * n * k;
+  std::printf("CSV,grouped,%s,experts=%lld,top_k=%lld,n=%lld,k=%lld,tokens=%lld,skew=%.1f,rows=%lld,nonempty=%lld,max_rows=%lld,"
+              "grouped_us=%.1f,loop_us=%.1f,grouped_vs_loop=%.3f,grouped_TFLOPs=%.1f,loop_TFLOPs=%.1f\n",
+              name, (long long)experts, (long long)top_k, (long long)n, (long long)k, (long long)tokens, skew, (long long)total,
+              (long long)nonempty, (long long)biggest, tg[1] * 1e6, tl[1] * 1e6, tl[1] / tg[1], flops / tg[1] * 1e-12,
+              flops / tl[1] * 1e-12);
+  std::fflush(stdout);
+  cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(dpa); cudaFree(dpb); cudaFree(dpc);
+}
+
+// ---------------------------------------------------------------- fp8
+__global__ void finite_e4m3(unsigned char* p, std::size_t n) {
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x)
+    p[i] = static_cast<unsigned char>((p[i] & 0xB7) | 0x30);  // exponent in 6..7 of 0..15: finite, moderate
+}
+
+void time_fp8() {
+  const std::int64_t n = 8192;
+  auto* a = dalloc<unsigned char>(n * n);
+  auto* b = dalloc<unsigned char>(n * n);
+  auto* d = dalloc<std::uint16_t>(n * n);
+  float* sc = dalloc<float>(2);
+  const float ones[2] = {1.0f, 1.0f};
+  CK(cudaMemcpy(sc, ones, sizeof ones, cudaMemcpyHostToDevice));
+  // e4m3 bytes with exponent bits kept away from NaN: random sign/mantissa, exponent 4..10
+  fill_bytes(a, n * n, 21);
+  fill_bytes(b, n * n, 22);
+  finite_e4m3<<<1024, 256, 0, g_stream>>>(a, n * n);
+  finite_e4m3<<<1024, 256, 0, g_stream>>>(b, n * n);
+  LtPlan p(CUDA_R_8F_E4M3, CUDA_R_16BF, n, n, n, sc, sc + 1);
+  auto call = [&](int) { p.run(a, b, d, g_stream); };
+  double h0 = 0;
+  int count = 0;
+  tune(p, 64, call, &h0, &count);
+  double t[3];
+  for (int r = 0; r < 3; ++r) t[r] = time_op(call);
+  std::sort(t, t + 3);
+  const double fl = 2.0 * n * n * n;
+  std::printf("CSV,fp8,8192,heuristic0_TFLOPs=%.0f,best_TFLOPs=%.0f,candidates=%d,best=%s\n", fl / h0 * 1e-12, fl / t[1] * 1e-12, count,
+              p.variant.c_str());
+  cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(sc);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "all";
+  CK(cudaStreamCreate(&g_stream));
+  CKB(cublasLtCreate(&g_lt));
+  CKB(cublasCreate(&g_blas));
+  CKB(cublasSetStream(g_blas, g_stream));
+  CK(cudaMalloc(&g_ws, kWsBytes));
+  CKB(cublasSetWorkspace(g_blas, g_ws, kWsBytes));
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  g_l2 = prop.l2CacheSize;
+  std::printf("device %s, %d SMs, L2 %zu MiB, cc %d.%d\n", prop.name, prop.multiProcessorCount, g_l2 >> 20, prop.major, prop.minor);
+  if (mode == "sanitize") {
+    run_validation(true);
+  } else {
+    if (mode == "all" || mode == "validate") run_validation(false);
+    if (mode == "all" || mode == "time") {
+      const std::vector<std::int64_t> ms = {1, 4, 8, 16, 64, 256, 1024, 4096};
+      const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096},  {14336, 4096}, {4096, 14336},
+                                                                       {8192, 8192},  {28672, 8192}, {8192, 28672}};
+      for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
+      time_w4a16(4096, 4096, {1, 16, 64}, 32, true);
+      time_w4a16(28672, 8192, {1, 16}, 128, true);
+    }
+    if (mode == "all" || mode == "grouped") {
+      for (std::int64_t t : {16, 256, 4096}) {
+        time_grouped("mixtral_up", 8, 2, 28672, 4096, t, 0.0);
+        time_grouped("mixtral_down", 8, 2, 4096, 14336, t, 0.0);
+        time_grouped("deepseek_up", 256, 8, 4096, 7168, t, 0.0);
+        time_grouped("deepseek_down", 256, 8, 7168, 2048, t, 0.0);
+      }
+      time_grouped("deepseek_up", 256, 8, 4096, 7168, 4096, 1.0);
+    }
+    if (mode == "all" || mode == "fp8") time_fp8();
+  }
+  CK(cudaDeviceSynchronize());
+  std::printf("FAILURES %d\n", g_failures);
+  return g_failures ? 1 : 0;
+}
