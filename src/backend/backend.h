@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace genbench {
 
@@ -34,6 +35,25 @@ struct DeviceInfo {
   std::string mpi_version;
   std::string hdf5_version;
 };
+
+// DeviceInfo's fields, declared once: the /system dataset's columns (src/io/columns.cpp), its
+// JSON form (to_json/device_info_from_json, which the runner gathers over MPI), `genbench
+// schema` and docs/hdf5-schema.md all come from this table. Exactly one member pointer is set:
+// an int or int64 field is an int64 column, a string field a fixed-length string column.
+struct DeviceInfoField {
+  const char* name;
+  const char* unit;     // "" when dimensionless
+  const char* meaning;
+  std::size_t str_len;  // bytes of the string column (NUL included); 0 for integers
+  int DeviceInfo::*as_int;
+  std::int64_t DeviceInfo::*as_i64;
+  std::string DeviceInfo::*as_str;
+};
+const std::vector<DeviceInfoField>& device_info_fields();
+// One JSON object with every field by name; from_json refuses a missing field or a wrong type
+// (Error naming the field).
+std::string to_json(const DeviceInfo& d);
+DeviceInfo device_info_from_json(const std::string& json);
 
 // Times one region on the backend's clock: device events for cuda, a steady clock for host.
 class Timer {

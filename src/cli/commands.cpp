@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "io/columns.h"
 #include "ops/implementation.h"
 #include "runner/runner.h"
 #include "sweep/sweep.h"
@@ -111,6 +112,12 @@ int cmd_list() {
                   a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
     }
   }
+  return kExitOk;
+}
+
+int cmd_schema(bool markdown) {
+  const std::string text = markdown ? columns::schema_markdown() : columns::schema_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
 

@@ -18,10 +18,13 @@ struct ValidateArgs {
   int world_size = 0;
 };
 
-int cmd_run(RunArgs args, const Comm& comm);
+int cmd_run(const RunArgs& args, const Comm& comm);
 int cmd_validate(const ValidateArgs& args, const Comm& comm);
 int cmd_list();
 int cmd_info(const Comm& comm);
+// Every dataset and column of the result file (src/io/columns.h); markdown: the tables of
+// docs/hdf5-schema.md.
+int cmd_schema(bool markdown);
 
 }  // namespace genbench
 

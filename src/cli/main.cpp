@@ -1,4 +1,4 @@
-// genbench: one binary, subcommands run | validate | list | info | export.
+// genbench: one binary, subcommands run | validate | list | info | export | schema.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "ops, implementations, dtypes, and what this machine supports");
   auto* info = app.add_subcommand("info", "this node's devices and library versions");
+  bool schema_markdown = false;
+  auto* schema_cmd = app.add_subcommand("schema", "every result-file dataset and column, with type, unit and meaning");
+  schema_cmd->add_flag("--markdown", schema_markdown, "the tables of docs/hdf5-schema.md");
 
   try {
     app.parse(argc, argv);
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
     if (*list) return cmd_list();
+    if (*schema_cmd) return cmd_schema(schema_markdown);
     Comm comm(&argc, &argv);
     try {
       if (*validate) {

@@ -62,6 +62,8 @@ class Compound {
     std::string unit;
   };
   std::size_t add(const std::string& name, Kind kind, std::size_t str_len = 0, const std::string& unit = "");
+  // Pads the row so that the next column (or the row's end) starts at a multiple of `a` bytes.
+  void align(std::size_t a) { size_ = (size_ + a - 1) / a * a; }
   std::size_t index(const std::string& name) const;
   const std::vector<Column>& columns() const { return cols_; }
   std::size_t size() const { return size_; }

@@ -4,7 +4,10 @@
 namespace genbench::schema {
 
 inline constexpr const char* kFormat = "genbench-results";
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
+// The oldest version the read-only tools (export, the Python loader) still read; --resume
+// continues only kSchemaVersion files.
+inline constexpr int kOldestReadableVersion = 1;
 
 // Root attributes.
 inline constexpr const char* kAttrFormat = "format";
@@ -13,6 +16,13 @@ inline constexpr const char* kAttrFingerprint = "config_fingerprint";
 inline constexpr const char* kAttrWorldSize = "world_size";
 inline constexpr const char* kAttrBackend = "backend";
 inline constexpr const char* kAttrState = "state";  // running | complete | interrupted | failed
+// JSON description of every dataset and column (io/columns.h), written at creation.
+inline constexpr const char* kAttrSchemaDescription = "schema_description";
+
+// Benchmark group attributes (v2): the op's description (Op::description_json(), as given) and
+// the full points row's columns (JSON list of {name, type, unit, meaning, kind}).
+inline constexpr const char* kAttrOpDescription = "op_description";
+inline constexpr const char* kAttrColumns = "columns";
 
 // Groups and datasets.
 inline constexpr const char* kSystem = "/system";
