@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -91,6 +92,23 @@ Table read_table(hid_t file, const std::string& path, const std::string& file_na
   return t;
 }
 
+// Schema 2 allocates a row for every point of the sweep; a row whose status is empty has not
+// completed and is left out (schema 1 files have no such rows).
+Table completed_rows(Table t) {
+  const auto it = std::find_if(t.fields.begin(), t.fields.end(), [](const Table::Field& f) { return f.name == "status"; });
+  if (it == t.fields.end() || it->cls != H5T_STRING) return t;
+  std::size_t kept = 0;
+  for (std::size_t r = 0; r < t.rows; ++r) {
+    if (t.data[r * t.row_size + it->offset] == 0) continue;
+    if (kept != r)
+      std::memmove(t.data.data() + kept * t.row_size, t.data.data() + r * t.row_size, t.row_size);
+    ++kept;
+  }
+  t.rows = kept;
+  t.data.resize(kept * t.row_size);
+  return t;
+}
+
 std::vector<std::string> benchmark_names(hid_t file) {
   std::vector<std::string> names;
   Id g(H5Gopen2(file, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
@@ -116,7 +134,7 @@ Id open_checked(const std::string& path) {
 std::string csv_cell(const Json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) {
-    const std::string s = v.get<std::string>();
+    std::string s = v.get<std::string>();
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -156,7 +174,8 @@ void export_csv(const std::string& result_file, const std::string& out_dir) {
   if (ec) throw UsageError("cannot create " + out_dir + ": " + ec.message());
   write_csv(read_table(f, schema::kSystem, result_file), out_dir + "/system.csv");
   for (const auto& name : benchmark_names(f))
-    write_csv(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file),
+    write_csv(completed_rows(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints,
+                                        result_file)),
               out_dir + "/" + name + ".csv");
 }
 
@@ -173,7 +192,8 @@ void export_json(const std::string& result_file, const std::string& out_path) {
   doc["system"] = rows_json(read_table(f, schema::kSystem, result_file));
   Json benches = Json::object();
   for (const auto& name : benchmark_names(f))
-    benches[name] = rows_json(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file));
+    benches[name] = rows_json(
+        completed_rows(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file)));
   doc["benchmarks"] = benches;
   if (out_path == "-") {
     std::cout << doc.dump(1) << "\n";

@@ -6,14 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
-
-#include <cmath>
 #include <ctime>
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "io/columns.h"
 #include "io/h5.h"
 #include "io/schema.h"
 
@@ -21,7 +21,6 @@ namespace genbench {
 
 using h5::Compound;
 using h5::Id;
-using Kind = h5::Compound::Kind;
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -33,9 +32,6 @@ std::string utc_now() {
 }
 
 namespace {
-
-constexpr std::size_t kNameLen = 32;
-constexpr std::size_t kReasonLen = 512;
 
 bool file_exists(const std::string& path) {
   struct stat st {};
@@ -53,10 +49,57 @@ struct QuietHdf5 {
   ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
 };
 
-// Reliability (docs/reliability.md): every change to an existing result file is made on a copy
-// that then replaces the file by rename(), so a process killed at any moment (SIGKILL, the OOM
-// killer, a node failure after the page cache is written) leaves either the previous or the
-// new version of the file, both complete. A kill leaves at most a stale FILE.tmpPID beside it.
+// The file access properties of every write (docs/reliability.md, "The writer"):
+// - no data sieve buffer: each H5Dwrite of a row goes straight to pwrite() at the row's offset,
+//   never as a read-modify-write of a larger block around it (which would also fill the holes
+//   of the sparse samples dataset);
+// - no HDF5 file lock: readers (h5py, the analysis) may hold the file open while the run writes
+//   points, and the writer never waits for them nor fails on their lock; rank 0 is the only
+//   writer of a file;
+// - every allocation aligned to 16 bytes, so that a points row's 16-byte status field, at a
+//   16-byte offset in a row whose size is a multiple of 16, never straddles a page.
+Id write_fapl() {
+  Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_sieve_buf_size(fapl, 0);
+  H5Pset_alignment(fapl, 1, 16);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl, 0, 1);
+#endif
+  return fapl;
+}
+
+Id read_fapl() {
+  Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl, 0, 1);
+#endif
+  return fapl;
+}
+
+// "cannot write FILE (what): <errno text> (disk full)" for a failed write; errno is read at once.
+[[noreturn]] void write_failed(const std::string& path, const char* what, int err) {
+  std::string msg = "cannot write " + path + " (" + what + ")";
+  if (err) msg += std::string(": ") + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT) msg += " (disk full)";
+  else if (!err) msg += " (disk full or I/O error?)";
+  throw Error(msg);
+}
+
+void checked_write(hid_t dset, hid_t memtype, hid_t mspace, hid_t fspace, const void* buf, const std::string& path,
+                   const char* what) {
+  errno = 0;
+  if (H5Dwrite(dset, memtype, mspace, fspace, H5P_DEFAULT, buf) < 0) write_failed(path, what, errno);
+}
+
+void checked_flush(hid_t f, const std::string& path) {
+  errno = 0;
+  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) write_failed(path, "flush", errno);
+}
+
+// Copies a file keeping its holes: only the extents that hold data (SEEK_DATA/SEEK_HOLE) are
+// copied, then the copy is extended to the same size. The samples dataset of a v2 file is
+// allocated in full but written only where points ran, so a plain copy would write (and occupy)
+// every unwritten byte.
 void copy_file(const std::string& from, const std::string& to) {
   const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) throw Error("cannot read " + from + ": " + std::strerror(errno));
@@ -68,51 +111,65 @@ void copy_file(const std::string& from, const std::string& to) {
     ::close(in);
     throw Error("cannot write " + to + ": " + std::strerror(e) + " (is the folder writable?)");
   }
-  bool ok = true;
   int err = 0;
-  off_t left = st.st_size;
   bool plain = false;
   std::vector<char> buf;
-  while (ok && left > 0) {
-    ssize_t n = -1;
-    if (!plain) {
-      n = ::copy_file_range(in, nullptr, out, nullptr, static_cast<std::size_t>(left), 0);
-      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
-        plain = true;
-        continue;
-      }
-    } else {
-      buf.resize(1 << 20);
-      n = ::read(in, buf.data(), buf.size());
-      for (ssize_t done = 0; n > 0 && done < n;) {
-        const ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
-        if (w < 0) {
-          n = -1;
-          break;
+  // Copies [off, end) at the same offsets.
+  auto copy_range = [&](off_t off, off_t end) {
+    while (off < end && !err) {
+      ssize_t n = -1;
+      if (!plain) {
+        off_t src = off, dst = off;
+        n = ::copy_file_range(in, &src, out, &dst, static_cast<std::size_t>(end - off), 0);
+        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+          plain = true;
+          continue;
         }
-        done += w;
+      } else {
+        buf.resize(1 << 20);
+        n = ::pread(in, buf.data(), static_cast<std::size_t>(std::min<off_t>(end - off, off_t(buf.size()))), off);
+        for (ssize_t done = 0; n > 0 && done < n;) {
+          const ssize_t w = ::pwrite(out, buf.data() + done, static_cast<std::size_t>(n - done), off + done);
+          if (w < 0) {
+            n = -1;
+            break;
+          }
+          done += w;
+        }
       }
+      if (n < 0) err = errno;
+      else if (n == 0) break;  // shorter than stat said
+      else off += n;
     }
-    if (n < 0) {
-      err = errno;
-      ok = false;
-    } else if (n == 0) {
-      break;  // shorter than stat said
-    } else {
-      left -= n;
+  };
+  off_t pos = 0;
+  while (pos < st.st_size && !err) {
+    off_t data = ::lseek(in, pos, SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // only a hole from pos to the end
+      data = pos;                 // SEEK_DATA not supported: copy everything
+      copy_range(pos, st.st_size);
+      break;
     }
+    off_t hole = ::lseek(in, data, SEEK_HOLE);
+    if (hole < 0) hole = st.st_size;
+    copy_range(data, std::min<off_t>(hole, st.st_size));
+    pos = hole;
   }
-  if (::close(out) != 0 && ok) {
-    err = errno;
-    ok = false;
-  }
+  if (!err && ::ftruncate(out, st.st_size) != 0) err = errno;
+  if (::close(out) != 0 && !err) err = errno;
   ::close(in);
-  if (!ok) {
+  if (err) {
     ::unlink(to.c_str());
     throw Error("cannot write " + to + ": " + std::strerror(err) + (err == ENOSPC ? " (disk full)" : ""));
   }
 }
 
+// Reliability (docs/reliability.md): every change to an existing result file's HDF5 metadata
+// (a new benchmark's datasets, /system, /ceilings, the state attributes) is made on a copy that
+// then replaces the file by rename(), so a process killed at any moment leaves either the
+// previous or the new version of the file, both complete. A kill leaves at most a stale
+// FILE.tmpPID beside it. Points are written in place (ResultFile::append), without a copy.
 class Staged {
  public:
   explicit Staged(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
@@ -127,7 +184,8 @@ class Staged {
   // The copy, closed by the caller, is checked and then replaces the file.
   void commit() {
     {
-      Id f(H5Fopen(tmp_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+      Id fapl = read_fapl();
+      Id f(H5Fopen(tmp_.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
       if (!f.valid()) throw Error("cannot write " + path_ + " (the new version does not read back; disk full?)");
     }
     if (::rename(tmp_.c_str(), path_.c_str()) != 0)
@@ -160,81 +218,10 @@ void remove_stale_copies(const std::string& path) {
 }
 
 Id open_rw(const std::string& path) {
-  Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  Id fapl = write_fapl();
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl), H5Fclose);
   if (!f.valid()) throw Error("cannot open result file " + path + " for writing");
   return f;
-}
-
-Compound points_layout(const Op& op) {
-  Compound c;
-  c.add("point", Kind::i64);
-  c.add("impl", Kind::str, kNameLen);
-  for (const auto& a : op.axes()) {
-    if (a.type == AxisType::real) c.add(a.name, Kind::f64);
-    else if (a.type == AxisType::choice) c.add(a.name, Kind::str, kNameLen);
-    else c.add(a.name, Kind::i64);
-  }
-  c.add("status", Kind::str, 16);
-  c.add("reason", Kind::str, kReasonLen);
-  c.add("variant", Kind::str, 64);
-  c.add("stop_reason", Kind::str, 16);
-  c.add("iterations", Kind::i64);
-  for (const char* s : {"time_median_s", "time_mean_s", "time_min_s", "time_max_s", "time_p10_s", "time_p90_s",
-                        "time_p99_s", "time_stddev_s"})
-    c.add(s, Kind::f64, 0, "s");
-  c.add("work_flops", Kind::f64, 0, "FLOP");
-  c.add("work_bytes", Kind::f64, 0, "B");
-  c.add("tflops", Kind::f64, 0, "TFLOP/s");
-  c.add("algbw_GBps", Kind::f64, 0, "GB/s");
-  c.add("busbw_GBps", Kind::f64, 0, "GB/s");
-  c.add("busbw_factor", Kind::f64);
-  c.add("peak_memory_bytes", Kind::i64, 0, "B");
-  c.add("validation_error", Kind::f64);
-  c.add("validation_tolerance", Kind::f64);
-  c.add("sm_clock_mhz", Kind::f64, 0, "MHz");
-  c.add("mem_clock_mhz", Kind::f64, 0, "MHz");
-  c.add("power_w", Kind::f64, 0, "W");
-  c.add("temperature_c", Kind::f64, 0, "C");
-  c.add("throttle_reasons", Kind::i64);
-  c.add("throttled", Kind::i64);
-  c.add("ceiling_fraction", Kind::f64);
-  for (const auto& [name, unit] : op.extra_columns()) c.add(name, Kind::f64, 0, unit);
-  return c;
-}
-
-Compound rank_stats_layout() {
-  Compound c;
-  c.add("iterations", Kind::i64);
-  for (const char* s : {"mean_s", "median_s", "stddev_s", "min_s", "max_s", "p10_s", "p90_s", "p99_s"})
-    c.add(s, Kind::f64, 0, "s");
-  c.add("peak_memory_bytes", Kind::i64, 0, "B");
-  c.add("memory_delta_bytes", Kind::i64, 0, "B");
-  return c;
-}
-
-Compound system_layout() {
-  Compound c;
-  c.add("rank", Kind::i64);
-  c.add("local_rank", Kind::i64);
-  c.add("host", Kind::str, 64);
-  c.add("backend", Kind::str, 16);
-  c.add("device_index", Kind::i64);
-  c.add("name", Kind::str, 96);
-  c.add("uuid", Kind::str, 64);
-  c.add("pci_bus_id", Kind::str, 32);
-  c.add("sm_count", Kind::i64);
-  c.add("cc_major", Kind::i64);
-  c.add("cc_minor", Kind::i64);
-  c.add("memory_bytes", Kind::i64, 0, "B");
-  c.add("l2_bytes", Kind::i64, 0, "B");
-  c.add("driver_version", Kind::str, kNameLen);
-  c.add("runtime_version", Kind::str, kNameLen);
-  c.add("nccl_version", Kind::str, kNameLen);
-  c.add("cublas_version", Kind::str, kNameLen);
-  c.add("cudnn_version", Kind::str, kNameLen);
-  c.add("mpi_version", Kind::str, 96);
-  c.add("hdf5_version", Kind::str, kNameLen);
-  return c;
 }
 
 void write_units(hid_t dset, const Compound& c) {
@@ -242,48 +229,47 @@ void write_units(hid_t dset, const Compound& c) {
     if (!col.unit.empty()) h5::set_attr(dset, ("unit_" + col.name).c_str(), col.unit);
 }
 
-// Creates a chunked dataset whose first dimension grows by one row per point.
-Id create_growing(hid_t group, const char* name, hid_t type, const std::vector<hsize_t>& row_dims,
-                  const std::string& path, bool compress) {
-  std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED}, chunk{1};
-  for (auto d : row_dims) {
-    dims.push_back(d);
-    maxdims.push_back(d);
-    chunk.push_back(d);
-  }
-  Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), H5Sclose);
+// A contiguous dataset allocated in full at creation (so that writing its rows later changes no
+// metadata). fill: the value unwritten rows read as, written at creation; nullptr: never
+// written (the file keeps a hole there until a row is written).
+Id create_fixed(hid_t group, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* fill,
+                const std::string& path) {
+  Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
-  if (compress && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) H5Pset_deflate(dcpl, 1);
-  if (H5Tget_class(type) == H5T_FLOAT) {
-    const double nan = std::nan("");
-    H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+  H5Pset_layout(dcpl, H5D_CONTIGUOUS);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  if (fill) {
+    H5Pset_fill_value(dcpl, type, fill);
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC);
+  } else {
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   }
-  return Id(h5::check(H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), name, path), H5Dclose);
+  errno = 0;
+  const hid_t d = H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (d < 0) write_failed(path, name, errno);
+  return Id(d, H5Dclose);
 }
 
-// Appends one row (of shape row_dims) to a growing dataset.
-void append_row(hid_t dset, hid_t memtype, const void* data, const std::vector<hsize_t>& row_dims,
-                const std::string& path) {
+std::vector<hsize_t> dims_of(hid_t dset) {
   Id space(H5Dget_space(dset), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  const hsize_t row = dims[0];
-  dims[0] += 1;
-  h5::check(H5Dset_extent(dset, dims.data()), "H5Dset_extent", path);
-  Id fspace(H5Dget_space(dset), H5Sclose);
-  std::vector<hsize_t> start(dims.size(), 0), count{1};
-  start[0] = row;
-  for (auto d : row_dims) count.push_back(d);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(0, H5Sget_simple_extent_ndims(space))));
+  if (!dims.empty()) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return dims;
+}
+
+// Writes `count` (from `start`) of dataset d from a packed buffer.
+void write_block(hid_t d, hid_t memtype, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                 const void* data, const std::string& path, const char* what) {
+  Id fspace(H5Dget_space(d), H5Sclose);
   H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
   Id mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
-  h5::check(H5Dwrite(dset, memtype, mspace, fspace, H5P_DEFAULT, data), "H5Dwrite", path);
+  checked_write(d, memtype, mspace, fspace, data, path, what);
 }
 
 void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, schema::kAttrFormat, std::string(schema::kFormat));
   h5::set_attr(f, schema::kAttrSchemaVersion, std::int64_t{schema::kSchemaVersion});
+  h5::set_attr(f, schema::kAttrSchemaDescription, columns::schema_description_json());
   h5::set_attr(f, "tool_version", a.tool_version);
   h5::set_attr(f, "git_revision", a.git_revision);
   h5::set_attr(f, "config", a.config_text);
@@ -297,20 +283,65 @@ void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, schema::kAttrState, std::string("running"));
 }
 
+std::vector<std::string> group_names(hid_t g) {
+  std::vector<std::string> names;
+  hsize_t n = 0;
+  H5Gget_num_objs(g, &n);
+  for (hsize_t i = 0; i < n; ++i) {
+    char name[256];
+    H5Gget_objname_by_idx(g, i, name, sizeof(name));
+    names.emplace_back(name);
+  }
+  return names;
+}
+
+// The completed points of one v2 benchmark group: rows whose status is set. Throws UsageError
+// when such a row's point column is not its row (a damaged file).
+std::set<std::size_t> completed_points(hid_t g, const std::string& bench, const std::string& path) {
+  std::set<std::size_t> done;
+  Id d(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) return done;
+  const auto dims = dims_of(d);
+  const hsize_t rows = dims.empty() ? 0 : dims[0];
+  struct Cell {
+    std::int64_t point;
+    char status[columns::kStatusLen];
+  };
+  std::vector<Cell> cells(rows);
+  Id st(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(st, columns::kStatusLen);
+  H5Tset_strpad(st, H5T_STR_NULLTERM);
+  Id mt(H5Tcreate(H5T_COMPOUND, sizeof(Cell)), H5Tclose);
+  H5Tinsert(mt, "point", HOFFSET(Cell, point), H5T_NATIVE_INT64);
+  H5Tinsert(mt, "status", HOFFSET(Cell, status), st);
+  if (rows && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()) < 0)
+    throw UsageError("--resume: cannot read the points of benchmark '" + bench + "' in " + path + " (damaged file?)");
+  for (hsize_t r = 0; r < rows; ++r) {
+    if (cells[r].status[0] == '\0') continue;
+    if (cells[r].point != static_cast<std::int64_t>(r))
+      throw UsageError(strprintf("--resume: %s: benchmark '%s' row %llu holds point %lld (damaged file?)", path.c_str(),
+                                 bench.c_str(), static_cast<unsigned long long>(r), static_cast<long long>(cells[r].point)));
+    done.insert(static_cast<std::size_t>(r));
+  }
+  return done;
+}
+
 }  // namespace
 
-std::string check_result_file(const std::string& path) {
+std::string check_result_file(const std::string& path, int* version) {
   QuietHdf5 quiet;
   if (!file_exists(path)) return path + ": no such file";
   if (H5Fis_hdf5(path.c_str()) <= 0) return path + ": not an HDF5 file (or truncated)";
-  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  Id fapl = read_fapl();
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
   if (!f.valid()) return path + ": cannot be opened as HDF5 (damaged or truncated)";
   if (h5::get_attr_string(f, schema::kAttrFormat) != schema::kFormat)
     return path + ": not a genbench result file (no format='genbench-results' attribute)";
   const auto v = h5::get_attr_int(f, schema::kAttrSchemaVersion);
-  if (v != schema::kSchemaVersion)
-    return strprintf("%s: schema version %lld, but this build reads version %d", path.c_str(), static_cast<long long>(v),
-                     schema::kSchemaVersion);
+  if (v < schema::kOldestReadableVersion || v > schema::kSchemaVersion)
+    return strprintf("%s: schema version %lld, but this build reads versions %d to %d", path.c_str(),
+                     static_cast<long long>(v), schema::kOldestReadableVersion, schema::kSchemaVersion);
+  if (version) *version = static_cast<int>(v);
   return "";
 }
 
@@ -321,7 +352,8 @@ ResultFile ResultFile::create(const std::string& path, bool force, const RunAttr
   // Write to a temporary name first so a failure here never damages an existing file.
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
-    Id f(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Id fapl = write_fapl();
+    Id f(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
     if (!f.valid()) throw UsageError("cannot create result file " + path + " (is the folder writable?)");
     write_root(f, attrs);
     Id g(H5Gcreate2(f, schema::kBenchmarks, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
@@ -340,10 +372,16 @@ ResultFile ResultFile::create(const std::string& path, bool force, const RunAttr
 ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attrs,
                               std::map<std::string, std::set<std::size_t>>* done) {
   if (!file_exists(path)) throw UsageError("--resume: " + path + " does not exist");
-  const std::string why = check_result_file(path);
+  int version = 0;
+  const std::string why = check_result_file(path, &version);
   if (!why.empty()) throw UsageError("--resume: " + why);
+  if (version != schema::kSchemaVersion)
+    throw UsageError(strprintf("--resume: %s has schema version %d; this build continues only version %d files "
+                               "(export and the analysis still read it): start a new output file",
+                               path.c_str(), version, schema::kSchemaVersion));
   QuietHdf5 quiet;
   remove_stale_copies(path);
+  ResultFile file(path, attrs.world_size);
   Staged staged(path);
   {
     Id f = open_rw(staged.tmp());
@@ -353,33 +391,22 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
     if (h5::get_attr_int(f, schema::kAttrWorldSize) != attrs.world_size)
       throw UsageError(strprintf("--resume: %s was made with %lld ranks, this job has %d", path.c_str(),
                                  static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)), attrs.world_size));
-    h5::set_attr(f, schema::kAttrState, std::string("running"));
-    h5::set_attr(f, "resumed_utc", attrs.start_utc);
     Id g(H5Gopen2(f, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
-    if (g.valid() && done) {
-      hsize_t n = 0;
-      H5Gget_num_objs(g, &n);
-      for (hsize_t i = 0; i < n; ++i) {
-        char name[256];
-        H5Gget_objname_by_idx(g, i, name, sizeof(name));
-        Id d(H5Dopen2(g, (std::string(name) + "/" + schema::kPoints).c_str(), H5P_DEFAULT), H5Dclose);
-        if (!d.valid()) continue;
-        Id space(H5Dget_space(d), H5Sclose);
-        hsize_t rows = 0;
-        H5Sget_simple_extent_dims(space, &rows, nullptr);
-        std::vector<std::int64_t> idx(rows);
-        Id mt(H5Tcreate(H5T_COMPOUND, sizeof(std::int64_t)), H5Tclose);
-        H5Tinsert(mt, "point", 0, H5T_NATIVE_INT64);
-        if (rows && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, idx.data()) < 0)
-          throw UsageError("--resume: cannot read the points of benchmark '" + std::string(name) + "' in " + path);
-        auto& set = (*done)[name];
-        for (auto v : idx) set.insert(static_cast<std::size_t>(v));
+    if (g.valid()) {
+      for (const auto& name : group_names(g)) {
+        Id bg(H5Gopen2(g, name.c_str(), H5P_DEFAULT), H5Gclose);
+        if (!bg.valid()) continue;
+        auto set = completed_points(bg, name, path);
+        if (done) (*done)[name] = std::move(set);
+        file.ready_.insert(name);
       }
     }
+    h5::set_attr(f, schema::kAttrState, std::string("running"));
+    h5::set_attr(f, "resumed_utc", attrs.start_utc);
     if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw UsageError("--resume: cannot write " + path + " (disk full?)");
   }
   staged.commit();
-  return ResultFile(path, attrs.world_size);
+  return file;
 }
 
 void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
@@ -388,7 +415,7 @@ void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
   {
     Id f = open_rw(staged.tmp());
     if (H5Lexists(f, schema::kSystem, H5P_DEFAULT) > 0) H5Ldelete(f, schema::kSystem, H5P_DEFAULT);
-    const Compound c = system_layout();
+    const Compound c = columns::layout(columns::system());
     Id type = c.type();
     const hsize_t n = ranks.size();
     Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
@@ -397,32 +424,12 @@ void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
     std::vector<unsigned char> buf;
     for (const auto& r : ranks) {
       h5::Row row(c);
-      std::size_t i = 0;
-      row.set(i++, std::int64_t{r.rank});
-      row.set(i++, std::int64_t{r.local_rank});
-      row.set(i++, r.host);
-      row.set(i++, r.backend);
-      row.set(i++, std::int64_t{r.device_index});
-      row.set(i++, r.name);
-      row.set(i++, r.uuid);
-      row.set(i++, r.pci_bus_id);
-      row.set(i++, std::int64_t{r.sm_count});
-      row.set(i++, std::int64_t{r.cc_major});
-      row.set(i++, std::int64_t{r.cc_minor});
-      row.set(i++, r.memory_bytes);
-      row.set(i++, r.l2_bytes);
-      row.set(i++, r.driver_version);
-      row.set(i++, r.runtime_version);
-      row.set(i++, r.nccl_version);
-      row.set(i++, r.cublas_version);
-      row.set(i++, r.cudnn_version);
-      row.set(i++, r.mpi_version);
-      row.set(i++, r.hdf5_version);
+      columns::fill_system(r, row);
       buf.insert(buf.end(), row.data(), row.data() + c.size());
     }
-    if (n) h5::check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite(system)", path_);
+    if (n) checked_write(d, type, H5S_ALL, H5S_ALL, buf.data(), path_, "system");
     write_units(d, c);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+    checked_flush(f, path_);
   }
   staged.commit();
 }
@@ -433,12 +440,7 @@ void ResultFile::write_ceilings(const std::vector<Ceiling>& rows) {
   {
     Id f = open_rw(staged.tmp());
     if (H5Lexists(f, schema::kCeilings, H5P_DEFAULT) > 0) H5Ldelete(f, schema::kCeilings, H5P_DEFAULT);
-    Compound c;
-    c.add("rank", Kind::i64);
-    c.add("name", Kind::str, kNameLen);
-    c.add("value", Kind::f64);
-    c.add("unit", Kind::str, 16);
-    c.add("detail", Kind::str, 192);
+    const Compound c = columns::layout(columns::ceilings());
     Id type = c.type();
     const hsize_t n = rows.size();
     Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
@@ -448,129 +450,129 @@ void ResultFile::write_ceilings(const std::vector<Ceiling>& rows) {
     std::vector<unsigned char> buf;
     for (const auto& r : rows) {
       h5::Row row(c);
-      row.set(0, std::int64_t{r.rank});
-      row.set(1, r.name);
-      row.set(2, r.value);
-      row.set(3, r.unit);
-      row.set(4, r.detail);
+      columns::fill_ceiling(r, row);
       buf.insert(buf.end(), row.data(), row.data() + c.size());
     }
-    if (n) h5::check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite(ceilings)", path_);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+    if (n) checked_write(d, type, H5S_ALL, H5S_ALL, buf.data(), path_, "ceilings");
+    checked_flush(f, path_);
   }
   staged.commit();
 }
 
-void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
+// The benchmark's group and its three datasets, allocated for the whole sweep (a staged change:
+// the file is copied and renamed once per benchmark).
+void ResultFile::create_benchmark(const BenchmarkInfo& b) {
   QuietHdf5 quiet;
+  const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
+  {
+    Id fapl = read_fapl();
+    Id f(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
+    if (f.valid() && H5Lexists(f, gpath.c_str(), H5P_DEFAULT) > 0) {
+      ready_.insert(b.name);
+      return;
+    }
+  }
+  if (!b.op) throw Error("benchmark '" + b.name + "': no op");
   Staged staged(path_);
   {
     Id f = open_rw(staged.tmp());
-    const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
-    const Compound pc = points_layout(*b.op);
-    const Compound rc = rank_stats_layout();
-    Id ptype = pc.type(), rtype = rc.type();
+    Id g(h5::check(H5Gcreate2(f, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group", path_), H5Gclose);
+    h5::set_attr(g, "op", b.op->name());
+    h5::set_attr(g, "implementations", b.implementations);
+    std::vector<std::string> axes;
+    for (const auto& a : b.op->axes()) axes.push_back(a.name);
+    h5::set_attr(g, "axes", axes);
+    h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
+    h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.timing.max_iterations));
+    h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
+    h5::set_attr(g, "timing_warmup_time_s", b.timing.warmup_time_s);
+    h5::set_attr(g, "timing_min_iterations", static_cast<std::int64_t>(b.timing.min_iterations));
+    h5::set_attr(g, "timing_min_time_s", b.timing.min_time_s);
+    h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);
+    h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
+    h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
+    h5::set_attr(g, "timing_state_period_s", b.timing.state_period_s);
+    h5::set_attr(g, schema::kAttrOpDescription, b.op->description_json());
+    const auto cols = columns::points(*b.op);
+    h5::set_attr(g, schema::kAttrColumns, columns::columns_json(cols));
+
+    const hsize_t rows = std::max<hsize_t>(1, b.sweep_size);
     const hsize_t world = static_cast<hsize_t>(world_);
-    const hsize_t iters = static_cast<hsize_t>(b.max_iterations);
-    Id g;
-    if (H5Lexists(f, gpath.c_str(), H5P_DEFAULT) > 0) {
-      g = Id(H5Gopen2(f, gpath.c_str(), H5P_DEFAULT), H5Gclose);
-    } else {
-      g = Id(h5::check(H5Gcreate2(f, gpath.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "group", path_), H5Gclose);
-      h5::set_attr(g, "op", b.op->name());
-      h5::set_attr(g, "implementations", b.implementations);
-      std::vector<std::string> axes;
-      for (const auto& a : b.op->axes()) axes.push_back(a.name);
-      h5::set_attr(g, "axes", axes);
-      h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
-      h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.max_iterations));
-      h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
-      h5::set_attr(g, "timing_warmup_time_s", b.timing.warmup_time_s);
-      h5::set_attr(g, "timing_min_iterations", static_cast<std::int64_t>(b.timing.min_iterations));
-      h5::set_attr(g, "timing_min_time_s", b.timing.min_time_s);
-      h5::set_attr(g, "timing_max_time_s", b.timing.max_time_s);
-      h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
-      h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
-      h5::set_attr(g, "timing_state_period_s", b.timing.state_period_s);
-      Id p = create_growing(g, schema::kPoints, ptype, {}, path_, false);
-      write_units(p, pc);
-      Id s = create_growing(g, schema::kSamples, H5T_IEEE_F64LE, {world, iters}, path_, true);
-      h5::set_attr(s, "units", std::string("s"));
-      h5::set_attr(s, "dims", std::vector<std::string>{"point", "rank", "iteration"});
-      Id r = create_growing(g, schema::kRankStats, rtype, {world}, path_, false);
-      write_units(r, rc);
-    }
-
-    // points row
-    h5::Row row(pc);
-    std::size_t i = 0;
-    row.set(i++, static_cast<std::int64_t>(rec.point.index));
-    row.set(i++, rec.point.impl);
-    for (const auto& v : rec.point.values) {
-      if (auto x = std::get_if<std::int64_t>(&v)) row.set(i++, *x);
-      else if (auto d = std::get_if<double>(&v)) row.set(i++, *d);
-      else row.set(i++, std::get<std::string>(v));
-    }
-    row.set(i++, rec.status);
-    row.set(i++, rec.reason);
-    row.set(i++, rec.variant);
-    row.set(i++, rec.stop_reason);
-    row.set(i++, static_cast<std::int64_t>(rec.slowest.n));
-    // A point without samples (failed, skipped, unsupported) has no timing: NaN, never 0.
-    for (double v : {rec.slowest.median, rec.slowest.mean, rec.slowest.min, rec.slowest.max, rec.slowest.p10,
-                     rec.slowest.p90, rec.slowest.p99, rec.slowest.stddev})
-      row.set(i++, rec.slowest.n ? v : std::nan(""));
-    row.set(i++, rec.work.flops);
-    row.set(i++, rec.work.bytes);
-    row.set(i++, rec.tflops);
-    row.set(i++, rec.algbw_gbps);
-    row.set(i++, rec.busbw_gbps);
-    row.set(i++, rec.work.busbw_factor);
-    std::int64_t peak = 0;
-    for (const auto& r : rec.ranks) peak = std::max(peak, r.peak_memory_bytes);
-    row.set(i++, peak);
-    row.set(i++, rec.validation_error);
-    row.set(i++, rec.validation_tolerance);
-    row.set(i++, rec.state.sm_clock_mhz);
-    row.set(i++, rec.state.mem_clock_mhz);
-    row.set(i++, rec.state.power_w);
-    row.set(i++, rec.state.temperature_c);
-    row.set(i++, static_cast<std::int64_t>(rec.state.throttle_reasons));
-    row.set(i++, std::int64_t{rec.state.throttled ? 1 : 0});
-    row.set(i++, rec.ceiling_fraction);
-    for (std::size_t e = 0; e < b.op->extra_columns().size(); ++e)
-      row.set(i++, e < rec.extra.size() ? rec.extra[e] : std::nan(""));
-
-    // samples [rank][iteration], NaN past the recorded iterations
-    std::vector<double> samples(world * iters, std::nan(""));
-    for (std::size_t r = 0; r < rec.samples.size() && r < world; ++r)
-      for (std::size_t k = 0; k < rec.samples[r].size() && k < iters; ++k) samples[r * iters + k] = rec.samples[r][k];
-
-    std::vector<unsigned char> rbuf;
-    for (std::size_t r = 0; r < world; ++r) {
-      h5::Row rr(rc);
-      RankRecord x = r < rec.ranks.size() ? rec.ranks[r] : RankRecord{};
-      std::size_t j = 0;
-      rr.set(j++, static_cast<std::int64_t>(x.summary.n));
-      for (double v : {x.summary.mean, x.summary.median, x.summary.stddev, x.summary.min, x.summary.max, x.summary.p10,
-                       x.summary.p90, x.summary.p99})
-        rr.set(j++, x.summary.n ? v : std::nan(""));
-      rr.set(j++, x.peak_memory_bytes);
-      rr.set(j++, x.memory_delta_bytes);
-      rbuf.insert(rbuf.end(), rr.data(), rr.data() + rc.size());
-    }
-
-    // Samples and rank stats first, the points row last: a reader that sees a point row also
-    // sees its samples.
-    Id ds(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
-    append_row(ds, H5T_NATIVE_DOUBLE, samples.data(), {world, iters}, path_);
-    Id dr(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
-    append_row(dr, rtype, rbuf.data(), {world}, path_);
-    Id dp(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
-    append_row(dp, ptype, row.data(), {}, path_);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+    const hsize_t iters = static_cast<hsize_t>(std::max(1, b.timing.max_iterations));
+    const Compound pc = columns::layout(cols);
+    const Compound rc = columns::layout(columns::rank_stats());
+    Id ptype = pc.type(), rtype = rc.type();
+    const h5::Row pfill = columns::fill_row(pc), rfill = columns::fill_row(rc);
+    Id p = create_fixed(g, schema::kPoints, ptype, {rows}, pfill.data(), path_);
+    write_units(p, pc);
+    Id r = create_fixed(g, schema::kRankStats, rtype, {rows, world}, rfill.data(), path_);
+    write_units(r, rc);
+    Id s = create_fixed(g, schema::kSamples, H5T_IEEE_F64LE, {rows, world, iters}, nullptr, path_);
+    h5::set_attr(s, "units", std::string("s"));
+    h5::set_attr(s, "dims", std::vector<std::string>{"point", "rank", "iteration"});
+    checked_flush(f, path_);
   }
   staged.commit();
+  ready_.insert(b.name);
+}
+
+void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
+  if (!b.op) throw Error("benchmark '" + b.name + "': no op");
+  if (rec.status.empty()) throw Error("benchmark '" + b.name + "': a point without a status cannot be recorded");
+  if (!ready_.count(b.name)) create_benchmark(b);
+  QuietHdf5 quiet;
+  Id f = open_rw(path_);
+  const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
+  Id g(H5Gopen2(f, gpath.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) throw Error(path_ + ": benchmark '" + b.name + "' is missing from the file");
+  Id ds(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
+  Id dr(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
+  Id dp(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid() || !dr.valid() || !dp.valid()) throw Error(path_ + ": benchmark '" + b.name + "' lacks a dataset");
+  const auto sdims = dims_of(ds);
+  const hsize_t world = static_cast<hsize_t>(world_);
+  const hsize_t row = rec.point.index;
+  if (sdims.size() != 3 || row >= sdims[0] || sdims[1] != world)
+    throw Error(strprintf("%s: benchmark '%s': point %llu does not fit its datasets (%llu rows, %llu ranks)",
+                          path_.c_str(), b.name.c_str(), static_cast<unsigned long long>(row),
+                          static_cast<unsigned long long>(sdims.empty() ? 0 : sdims[0]),
+                          static_cast<unsigned long long>(sdims.size() > 1 ? sdims[1] : 0)));
+  const hsize_t iters = sdims[2];
+
+  // Samples: only the iterations that ran ([row, :, :n]); the rest stays unwritten.
+  hsize_t n = 0;
+  for (const auto& s : rec.samples) n = std::max<hsize_t>(n, s.size());
+  n = std::min(n, iters);
+  if (n) {
+    std::vector<double> samples(world * n, std::nan(""));
+    for (std::size_t r = 0; r < rec.samples.size() && r < world; ++r)
+      for (std::size_t k = 0; k < rec.samples[r].size() && k < n; ++k) samples[r * n + k] = rec.samples[r][k];
+    write_block(ds, H5T_NATIVE_DOUBLE, {row, 0, 0}, {1, world, n}, samples.data(), path_, "samples");
+  }
+
+  const Compound rc = columns::layout(columns::rank_stats());
+  Id rtype = rc.type();
+  std::vector<unsigned char> rbuf;
+  for (std::size_t r = 0; r < world; ++r) {
+    h5::Row rr(rc);
+    columns::fill_rank_stats(r < rec.ranks.size() ? rec.ranks[r] : RankRecord{}, rr);
+    rbuf.insert(rbuf.end(), rr.data(), rr.data() + rc.size());
+  }
+  write_block(dr, rtype, {row, 0}, {1, world}, rbuf.data(), path_, "rank_stats");
+
+  // The points row twice: first with an empty status, then whole again with the status, which
+  // is the only change; a kill between or during the two writes leaves the point not complete.
+  const Compound pc = columns::layout(columns::points(*b.op));
+  Id ptype = pc.type();
+  h5::Row prow(pc);
+  columns::fill_points(*b.op, rec, prow);
+  const std::size_t status_col = pc.index("status");
+  prow.set(status_col, std::string());
+  write_block(dp, ptype, {row}, {1}, prow.data(), path_, "points");
+  checked_flush(f, path_);
+  prow.set(status_col, rec.status);
+  write_block(dp, ptype, {row}, {1}, prow.data(), path_, "points status");
+  checked_flush(f, path_);
 }
 
 void ResultFile::finish(const std::string& state, const std::string& end_utc) {
@@ -580,7 +582,7 @@ void ResultFile::finish(const std::string& state, const std::string& end_utc) {
     Id f = open_rw(staged.tmp());
     h5::set_attr(f, schema::kAttrState, state);
     h5::set_attr(f, "end_utc", end_utc);
-    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush " + path_ + " (disk full?)");
+    checked_flush(f, path_);
   }
   staged.commit();
 }

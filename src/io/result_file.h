@@ -1,6 +1,9 @@
 #pragma once
-// The HDF5 result file, written by rank 0 only. Each point is appended and the file closed
-// again, so a run killed between points leaves a valid file holding every completed point.
+// The HDF5 result file (schema version 2, docs/hdf5-schema.md), written by rank 0 only. Each
+// benchmark's datasets are allocated in full when its first point is written (one row per sweep
+// point); a point then writes its rows in place, at fixed offsets, and changes no HDF5 metadata,
+// so its cost does not grow with the file and a kill at any moment leaves a file that opens
+// with every completed point (docs/reliability.md).
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -44,10 +47,11 @@ struct PointRecord {
   std::vector<RankRecord> ranks;
   Summary slowest;       // of the per-iteration maximum over ranks
   Work work;
-  double tflops = 0, algbw_gbps = 0, busbw_gbps = 0;
   double validation_error = 0, validation_tolerance = 0;
-  DeviceState state;     // after the timed iterations, over ranks (see docs/cuda-backend.md)
-  std::vector<double> extra;  // the op's extra_columns(), in order (rank 0's values; NaN = none)
+  DeviceState state;     // during the timed iterations, over ranks (see docs/cuda-backend.md)
+  // The op's part of the row, in Op::columns() order (effective shape, tuning chosen, metrics,
+  // extra columns): NaN / "" where a value does not apply.
+  std::vector<ColumnValue> op_values;
   double ceiling_fraction = std::numeric_limits<double>::quiet_NaN();  // rate / the op's ceiling
 };
 
@@ -56,22 +60,26 @@ struct BenchmarkInfo {
   const Op* op = nullptr;
   std::vector<std::string> implementations;
   std::size_t sweep_size = 0;
-  int max_iterations = 1;
-  TimingPolicy timing;
+  TimingPolicy timing;  // timing.max_iterations bounds the samples' last dimension
 };
 
 class ResultFile {
  public:
   // Creates a new file (refuses an existing one unless force) and writes the root attributes.
   static ResultFile create(const std::string& path, bool force, const RunAttributes& attrs);
-  // Opens an existing file to continue it; refuses a file of another tool, schema version,
-  // config or world size. Returns the points already recorded per benchmark.
+  // Opens an existing file to continue it; refuses a file of another tool, schema version
+  // (version 1 files are read by export and the analysis but not continued), config or world
+  // size. Returns the points already completed per benchmark (rows whose status is set).
   static ResultFile resume(const std::string& path, const RunAttributes& attrs,
                            std::map<std::string, std::set<std::size_t>>* done);
 
   void write_system(const std::vector<DeviceInfo>& ranks);
   // Replaces /ceilings with these rows (every rank's).
   void write_ceilings(const std::vector<Ceiling>& rows);
+  // Writes the point's rows at row rec.point.index (allocating the benchmark's datasets first
+  // when this is its first point): samples and rank_stats, then the points row with an empty
+  // status, then its status, which marks the point complete. A point written again (resumed
+  // after a kill before its status) overwrites its rows.
   void append(const BenchmarkInfo& b, const PointRecord& rec);
   // Sets end time and final state ("complete", "interrupted", "failed").
   void finish(const std::string& state, const std::string& end_utc);
@@ -79,13 +87,16 @@ class ResultFile {
 
  private:
   explicit ResultFile(std::string path, int world) : path_(std::move(path)), world_(world) {}
+  void create_benchmark(const BenchmarkInfo& b);
   std::string path_;
   int world_ = 1;
+  std::set<std::string> ready_;  // benchmarks whose datasets exist in the file
 };
 
 // Schema check used by readers: "" when the file is a genbench result file this build can
-// read, otherwise why not.
-std::string check_result_file(const std::string& path);
+// read (schema version kOldestReadableVersion .. kSchemaVersion), otherwise why not. version,
+// when given, receives the file's schema version.
+std::string check_result_file(const std::string& path, int* version = nullptr);
 
 std::string utc_now();
 
