@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: Nsight Compute (ncu --clock-control none) on single attention points, one
 # kernel launch per point after two warm-up launches.
-#   metrics: prints what docs/perf-notes.md reads: SM clock, tensor (wgmma), MUFU (XU), FMA and
+#   metrics: prints what docs/lab/ (fa3) reads: SM clock, tensor (wgmma), MUFU (XU), FMA and
 #            ALU pipes, issue activity, the largest warp stall reasons, shared-memory bank
 #            conflicts, DRAM throughput.
 #   source:  per-instruction warp-stall samples of the SASS (SourceCounters), exported as the

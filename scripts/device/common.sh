@@ -38,7 +38,7 @@ summary_points() {
 }
 
 # round_order R ITEM...: the items one per line, reversed when round R is even (the GPU's state
-# after the previous run moved a 3-warmup point by ~1%: docs/perf-notes.md, fa3 v12).
+# after the previous run moved a 3-warmup point by ~1%: docs/lab/fa3-v10-v12.md, fa3 v12).
 round_order() {
   local r=$1; shift
   if (( r % 2 == 0 )); then printf '%s\n' "$@" | tac; else printf '%s\n' "$@"; fi

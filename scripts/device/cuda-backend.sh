@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds genbench and measures the CUDA backend's GEMM and collectives on a machine with two
-# GPUs (the numbers in docs/perf-notes.md, "CUDA backend: GEMM and collectives"): the GPU
+# GPUs (the numbers in docs/lab/gemm.md and docs/lab/collectives.md): the GPU
 # tests of gemm/cublaslt and collective/nccl, configs/gemm.yaml on one GPU beside the torch
 # peer (scripts/peers/gemm_torch.py), configs/collectives-h200x2.yaml on two ranks.
 # Usage: OUT=<folder> scripts/device/cuda-backend.sh   (needs .deps from scripts/stage-deps.sh

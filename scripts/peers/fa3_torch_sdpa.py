@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer timings for docs/perf-notes.md (section fa3): torch SDPA with the flash and cuDNN
+"""Peer timings for fa3 (docs/performance.md; the record: docs/lab/fa3-*.md): torch SDPA with the flash and cuDNN
 backends on the shapes of configs/fa3.yaml and experiments/configs/fa3-short.yaml (argument: a comma-separated
 list of sequence lengths keeps only those shapes), timed with CUDA events (median of 30 calls after
 5 warm-up calls). FLOPs as FlashAttention counts them: 4*b*h*sq*sk*d, halved for causal."""

@@ -1,7 +1,7 @@
 #pragma once
 // The device's state while a point's timed iterations run. A sample just before the loop sees
 // the warm-up's end and one just after sees a finishing device, so a power cap or clock
-// reduction that holds only under load would be missed (docs/perf-notes.md, fa3 v14: fp8
+// reduction that holds only under load would be missed (docs/lab/fa3-v13-v14.md, fa3 v14: fp8
 // attention under its software power cap in most samples taken during the iterations, none
 // seen after them). StateMonitor samples on a thread of its own, every `period`, from its
 // construction to finish(); merge_states() folds the three views into the point's state.

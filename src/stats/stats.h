@@ -19,7 +19,7 @@ struct TimingPolicy {
   int warmup = 3;
   // Warm-up also runs until this many seconds have passed (0: the count alone). A few launches
   // leave the GPU in whatever clock and power state the previous work left it; under seconds
-  // of sustained load an H200 settles ~1.5% slower at fp8 attention (docs/perf-notes.md, fa3 v12).
+  // of sustained load an H200 settles ~1.5% slower at fp8 attention (docs/lab/fa3-v10-v12.md, fa3 v12).
   double warmup_time_s = 0;
   int min_iterations = 10;
   int max_iterations = 1000;

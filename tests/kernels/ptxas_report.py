@@ -8,7 +8,7 @@ one of the regular expressions, with the build's own command plus `-Xptxas -v` (
 to a temporary folder), and fails when ptxas reports, for any function:
   - a performance-loss diagnostic (C75xx: wgmma serialized for lack of registers, setmaxnreg
     ignored, ...), which -Werror does not catch because ptxas prints them as info lines; a
-    serialized wgmma pipeline made the fp8 kernel 20-27% slower once (docs/perf-notes.md, fa3 v9);
+    serialized wgmma pipeline made the fp8 kernel 20-27% slower once (docs/lab/fa3-v07-v09.md, fa3 v9);
   - spill stores or loads, or a stack frame.
 Prints one line per checked function and exits 1 on any finding, 2 on usage errors.
 """

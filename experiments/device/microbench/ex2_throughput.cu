@@ -1,7 +1,7 @@
 // Throughput of ex2.approx on one GPU: f32 against the packed f16x2 and bf16x2 forms (instructions
 // and results per clock per SM, at the device's maximum clock attribute, so a lower real clock
-// reads low for all three alike). Built and run by scripts/device/microbench.sh, which also
-// prints the MUFU instructions each form compiles to (docs/perf-notes.md, fa3 v4).
+// reads low for all three alike). Built and run by experiments/device/microbench.sh, which also
+// prints the MUFU instructions each form compiles to (docs/lab/fa3-v04-v06.md, fa3 v4).
 #include <cstdio>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

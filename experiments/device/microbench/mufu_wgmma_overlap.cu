@@ -3,7 +3,7 @@
 // registers) in commit groups of 4 with two accumulators in flight. WG1: 16 independent
 // ex2.approx chains per thread. Each alone, then both together; cycles from clock64 (so clock
 // changes do not matter), per wgmma group and per MUFU step. Built and run by
-// scripts/device/microbench.sh (docs/perf-notes.md, fa3 v4).
+// experiments/device/microbench.sh (docs/lab/fa3-v04-v06.md, fa3 v4).
 #include <cstdio>
 #include <cstdint>
 #include "kernels/common/sm90_ptx.cuh"
