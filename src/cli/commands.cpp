@@ -29,7 +29,7 @@ int env_world_size() {
 
 }  // namespace
 
-int cmd_run(RunArgs args, const Comm& comm) {
+int cmd_run(const RunArgs& args, const Comm& comm) {
   const Config cfg = load_config(args.config);
   // Validate every point's legality for this world size before any device work.
   for (const auto& b : cfg.benchmarks)
