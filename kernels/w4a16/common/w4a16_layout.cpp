@@ -15,9 +15,10 @@ void need(bool ok, const char* what) {
 
 std::string tiled_layout_error(std::int64_t k, std::int64_t n, std::int64_t group) {
   if (n % kTileN != 0) return "the tiled layout needs n to be a multiple of 64 (n=" + std::to_string(n) + ")";
-  if (k % 64 != 0) return "the tiled layout needs k to be a multiple of 64 (k=" + std::to_string(k) + ")";
-  if (!(group == 32 || (group % 64 == 0 && k % group == 0)))
-    return "the tiled layout needs a group of 32 or a multiple of 64 that divides k (group=" + std::to_string(group) + ")";
+  if (k % 128 != 0) return "the tiled layout needs k to be a multiple of 128 (k=" + std::to_string(k) + ")";
+  if (!(group == 32 || group == 64 || (group % 128 == 0 && k % group == 0)))
+    return "the tiled layout needs a group of 32, 64 or a multiple of 128 that divides k (group=" + std::to_string(group) +
+           ")";
   return "";
 }
 
@@ -44,7 +45,7 @@ std::vector<std::uint8_t> pack_tiled(const std::vector<std::uint8_t>& codes, std
   std::vector<std::uint8_t> out(sz(k * n / 2), 0);
   for (std::int64_t nt = 0; nt < n / kTileN; ++nt)
     for (std::int64_t kt = 0; kt < k / kTileK; ++kt) {
-      std::uint8_t* tile = out.data() + tile_offset(k, nt, kt);
+      std::uint8_t* tile = out.data() + tile_offset(n, nt, kt);
       for (int lane = 0; lane < 32; ++lane)
         for (int w = 0; w < 4; ++w) {
           std::uint32_t word = 0;
@@ -64,7 +65,7 @@ std::vector<std::uint8_t> unpack_tiled(const std::vector<std::uint8_t>& tiled, s
   std::vector<std::uint8_t> out(sz(k * n));
   for (std::int64_t nt = 0; nt < n / kTileN; ++nt)
     for (std::int64_t kt = 0; kt < k / kTileK; ++kt) {
-      const std::uint8_t* tile = tiled.data() + tile_offset(k, nt, kt);
+      const std::uint8_t* tile = tiled.data() + tile_offset(n, nt, kt);
       for (int lane = 0; lane < 32; ++lane)
         for (int w = 0; w < 4; ++w) {
           std::uint32_t word = 0;

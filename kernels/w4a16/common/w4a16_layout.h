@@ -10,9 +10,11 @@
 //   canonical  row-major k x n, two columns per byte, even column in the low nibble (n even)
 //   tiled      what the CUDA kernel reads (below); pack_tiled() converts
 //
-// Tiled codes: W is cut into tiles of 16 k x 64 n (512 bytes each), stored tile column by tile
-// column: tile (nt, kt) starts at byte (nt * k/16 + kt) * 512, so the k range of one 64-column
-// slab is one contiguous stream. Inside a tile, lane l of a warp owns bytes [16 l, 16 l + 16):
+// Tiled codes: W is cut into tiles of 16 k x 64 n (512 bytes each), stored tile row by tile
+// row: tile (nt, kt) starts at byte (kt * n/64 + nt) * 512. CTAs that own neighbouring columns
+// read neighbouring bytes at the same k, so the whole grid sweeps the matrix front to back (a
+// column-slab order, each CTA streaming its own far-apart range, ran at a quarter of the
+// bandwidth: docs/int4-gemm.md). Inside a tile, lane l of a warp owns bytes [16 l, 16 l + 16):
 // four 32-bit words, one 128-bit load, holding exactly the 32 weights that lane needs as
 // mma.sync m16n8k16 B fragments for the 8 n8 sub-tiles of the tile:
 //
@@ -70,23 +72,23 @@ GENBENCH_W4_HD constexpr TileCoord tile_coord(int lane, int word, int nibble) {
   return TileCoord{2 * t + 8 * r + odd, 8 * j + g};
 }
 
-// Byte offset of tile (nt, kt) in the tiled codes of a k-row matrix.
-GENBENCH_W4_HD constexpr std::size_t tile_offset(std::int64_t k, std::int64_t nt, std::int64_t kt) {
-  return static_cast<std::size_t>((nt * (k / kTileK) + kt) * kTileBytes);
+// Byte offset of tile (nt, kt) in the tiled codes of an n-column matrix.
+GENBENCH_W4_HD constexpr std::size_t tile_offset(std::int64_t n, std::int64_t nt, std::int64_t kt) {
+  return static_cast<std::size_t>((kt * (n / kTileN) + nt) * kTileBytes);
 }
 
-// Where the code of weight (k, n) of a k-row matrix lives in the tiled layout: byte offset
-// and bit shift (0 or 4); the inverse of tile_coord().
+// Where the code of weight (k, n) of an n-column matrix lives in the tiled layout: byte
+// offset and bit shift (0 or 4); the inverse of tile_coord().
 struct TiledIndex {
   std::size_t byte;
   int shift;
 };
-GENBENCH_W4_HD constexpr TiledIndex tiled_index(std::int64_t k_rows, std::int64_t k, std::int64_t n) {
+GENBENCH_W4_HD constexpr TiledIndex tiled_index(std::int64_t n_cols, std::int64_t k, std::int64_t n) {
   const int kk = static_cast<int>(k % kTileK), c = static_cast<int>(n % kTileN);
   const int j = c / 8, g = c % 8;
   const int odd = kk & 1, t = (kk >> 1) & 3, r = kk >> 3;
   const int lane = 4 * g + t, word = j / 2, nibble = (2 * (j % 2) + r) + 4 * odd;
-  return TiledIndex{tile_offset(k_rows, n / kTileN, k / kTileK) + static_cast<std::size_t>(lane * 16 + word * 4 + nibble / 2),
+  return TiledIndex{tile_offset(n_cols, n / kTileN, k / kTileK) + static_cast<std::size_t>(lane * 16 + word * 4 + nibble / 2),
                     4 * (nibble % 2)};
 }
 

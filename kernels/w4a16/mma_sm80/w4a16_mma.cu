@@ -18,18 +18,20 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarpsK = 4;   // warps along k; 2 along n
 constexpr int kBlockN = 128;
-constexpr int kBlockK = 64;  // one 16-deep slice per k-warp
-// Pipeline depth by tile height: enough weight bytes in flight per SM at 2 CTAs/SM (16 rows),
-// within the shared memory of one CTA at 64 rows.
-template <int MT>
-__host__ __device__ constexpr int stages() {
-  return MT == 1 ? 8 : MT == 2 ? 6 : 4;
-}
-constexpr int kWeightBytes = 2 * kWarpsK * kTileBytes;  // 4096 per stage
-constexpr int kScaleBytes = 2 * kBlockN * 2;            // up to 2 group rows of 128 scales
-constexpr int kZeroBytes = 2 * 2 * 8 * 4;               // up to 2 rows x 2 tiles x 8 words
+constexpr int kBlockK = 128;  // one 32-deep range (two 16-deep slices) per k-warp
+constexpr int kSlices = kBlockK / kTileK / kWarpsK;     // 2 slices per k-warp per stage
+constexpr int kWeightBytes = 2 * kWarpsK * kSlices * kTileBytes;  // 8192 per stage
+constexpr int kMaxGroupRows = kBlockK / 32;             // group rows one stage can touch
+constexpr int kScaleBytes = kMaxGroupRows * kBlockN * 2;
+constexpr int kZeroBytes = kMaxGroupRows * 2 * 8 * 4;   // rows x 2 tiles x 8 words
 constexpr int kRedStride = kBlockN + 4;                 // floats per row of the k-warp reduction
 
+// Pipeline depth by tile height: weight bytes in flight per SM at 2 CTAs/SM (16, 32 rows) or
+// 1 CTA/SM (64 rows), within 227 KB of shared memory per SM.
+template <int MT>
+__host__ __device__ constexpr int stages() {
+  return MT == 1 ? 6 : MT == 2 ? 5 : 4;
+}
 template <int MT>
 __host__ __device__ constexpr int stage_bytes() {
   return MT * 16 * kBlockK * 2 + kWeightBytes + kScaleBytes + kZeroBytes;
@@ -41,7 +43,7 @@ __host__ __device__ constexpr int smem_bytes() {
 
 struct Params {
   int m, n, k, group;
-  int iters;   // k / 64
+  int iters;   // k / 128
   int splits;  // k ranges
   int ntn;     // n / 64
   int nb;      // CTAs across n: ceil(ntn / 2)
@@ -60,13 +62,13 @@ template <typename T>
 struct Bits;
 template <>
 struct Bits<__half> {
-  static constexpr std::uint32_t magic = 0x6400;   // 1024
+  static constexpr std::uint32_t magic = 0x6400;      // 1024
   static constexpr std::uint32_t neg_magic = 0xE400;  // -(1024 + z) = neg_magic | z
   static constexpr std::uint32_t one2 = 0x3C003C00;
 };
 template <>
 struct Bits<__nv_bfloat16> {
-  static constexpr std::uint32_t magic = 0x4300;   // 128
+  static constexpr std::uint32_t magic = 0x4300;      // 128
   static constexpr std::uint32_t neg_magic = 0xC300;  // -(128 + z)
   static constexpr std::uint32_t one2 = 0x3F803F80;
 };
@@ -154,7 +156,7 @@ template <typename T, int MT, bool ZP>
 __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
-  constexpr int kABytes = MT * 16 * kBlockK * 2;
+  constexpr int kABytes = MT * 16 * kBlockK * 2;  // (rows, 128 k) halves, 256-byte rows
   constexpr int kStage = stage_bytes<MT>();
   constexpr int kStages = stages<MT>();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -168,21 +170,26 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
   const int iters = static_cast<int>(static_cast<long long>(split + 1) * p.iters / p.splits) - it_begin;
   const int nt = n_block * 2 + wn;
   const bool nt_ok = nt < p.ntn;
-  const int group_rows = p.group == 32 ? 2 : 1;  // group rows one 64-deep stage touches
+  const int group_rows = p.group == 32 ? 4 : p.group == 64 ? 2 : 1;  // group rows of one stage
   const int m0 = m_block * MT * 16;
   const T* a = static_cast<const T*>(p.a);
 
   auto load = [&](int slot, int it) {
     const int ki = it_begin + it, k0 = ki * kBlockK;
     unsigned char* st = smem + slot * kStage;
-    if (nt_ok) {  // this thread's own chunk: (warp wn, wk), lane's 16 bytes
-      const std::size_t tile = static_cast<std::size_t>(nt) * (p.k / kTileK) + ki * kWarpsK + wk;
-      cp_async16(st + kABytes + (wn * kWarpsK + wk) * kTileBytes + lane * 16, p.w + tile * kTileBytes + lane * 16, true);
+    if (nt_ok) {  // this thread's own chunks: (warp wn, wk, slice h), lane's 16 bytes
+#pragma unroll
+      for (int h = 0; h < kSlices; ++h) {
+        const std::size_t kt = static_cast<std::size_t>(ki) * (kBlockK / kTileK) + wk * kSlices + h;
+        cp_async16(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16,
+                   p.w + (kt * p.ntn + nt) * kTileBytes + lane * 16, true);
+      }
     }
-    for (int c = tid; c < MT * 16 * 8; c += kThreads) {  // (rows, 8 chunks of 8 elements)
-      const int r = c >> 3, ch = c & 7, gm = m0 + r;
-      const bool ok = gm < p.m;
-      cp_async16(st + r * 128 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(ok ? gm : 0) * p.k + k0 + ch * 8, ok);
+    // Rows past m are left as they are: row i of D depends on row i of A alone, and rows past
+    // m are never stored.
+    for (int c = tid; c < MT * 16 * 16; c += kThreads) {  // (rows, 16 chunks of 8 elements)
+      const int r = c >> 4, ch = c & 15, gm = m0 + r;
+      if (gm < p.m) cp_async16(st + r * 256 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(gm) * p.k + k0 + ch * 8, true);
     }
     if (tid < 16 * group_rows) {  // (rows, 16 chunks of 8 scales)
       const int r = tid >> 4, ch = tid & 15, gr = k0 / p.group + r;
@@ -190,8 +197,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
         cp_async16(st + kABytes + kWeightBytes + r * 256 + ch * 16,
                    p.s + (static_cast<std::size_t>(gr) * p.n + n_block * kBlockN) * 2 + ch * 16, true);
     }
-    if (ZP && tid >= 32 && tid < 32 + 4 * group_rows) {  // (rows, 4 chunks of 4 words)
-      const int c = tid - 32, r = c >> 2, ch = c & 3, gr = k0 / p.group + r;
+    if (ZP && tid >= 64 && tid < 64 + 4 * group_rows) {  // (rows, 4 chunks of 4 words)
+      const int c = tid - 64, r = c >> 2, ch = c & 3, gr = k0 / p.group + r;
       if (n_block * 2 + (ch >> 1) < p.ntn)
         cp_async16(st + kABytes + kWeightBytes + kScaleBytes + r * 64 + ch * 16,
                    reinterpret_cast<const unsigned char*>(p.z) +
@@ -209,7 +216,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
       for (int c = 0; c < 4; ++c) acc[mt][j][c] = 0.0f;
 
   // Scales (8 x 16 bits in 4 words; duplicated into both halves at use, one prmt each) and
-  // negated MAGIC + zero of this lane's 8 columns, reloaded when the group changes.
+  // negated MAGIC + zero of this lane's 8 columns, reloaded when the group changes. A k-warp's
+  // 32-deep range lies in one group (groups are 32, 64 or multiples of 128 deep).
   std::uint32_t sw[4] = {0, 0, 0, 0}, zn[8];
   constexpr std::uint32_t kSymZ = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
 #pragma unroll
@@ -230,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
     if (!nt_ok) continue;
     const unsigned char* st = smem + (it % kStages) * kStage;
     const int k0 = (it_begin + it) * kBlockK;
-    const int grp = (k0 + wk * 16) / p.group;
+    const int grp = (k0 + wk * 32) / p.group;
     if (grp != cur_group) {
       cur_group = grp;
       const int r = grp - k0 / p.group;
@@ -246,45 +254,53 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
         for (int j = 0; j < 8; ++j) zn[j] = (Bits<T>::neg_magic | ((zw >> (4 * j)) & 0xFu)) * 0x10001u;
       }
     }
-    std::uint32_t af[MT][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const int row = mt * 16 + (lane & 15), ch = wk * 2 + (lane >> 4);
-      ldmatrix_x4(af[mt], st + row * 128 + ((ch ^ (row & 7)) << 4));
-    }
-    const uint4 wv = *reinterpret_cast<const uint4*>(st + kABytes + (wn * kWarpsK + wk) * kTileBytes + lane * 16);
-    const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      std::uint32_t b[4];
-      // scale of sub-tile 2w: low half of sw[w]; of 2w+1: high half, each put in both halves
-      dequant_word<T>(wq[w], zn[2 * w], zn[2 * w + 1], __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232), b);
+    for (int h = 0; h < kSlices; ++h) {
+      const int slice = wk * kSlices + h;  // 16-deep slice of the stage
+      std::uint32_t af[MT][4];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        mma16816<T>(acc[mt][2 * w], af[mt], b[0], b[1]);
-        mma16816<T>(acc[mt][2 * w + 1], af[mt], b[2], b[3]);
+        const int row = mt * 16 + (lane & 15), ch = slice * 2 + (lane >> 4);
+        ldmatrix_x4(af[mt], st + row * 256 + ((ch ^ (row & 7)) << 4));
+      }
+      const uint4 wv =
+          *reinterpret_cast<const uint4*>(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16);
+      const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        std::uint32_t b[4];
+        // scale of sub-tile 2w: low half of sw[w]; of 2w+1: high half, each put in both halves
+        dequant_word<T>(wq[w], zn[2 * w], zn[2 * w + 1], __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232), b);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mma16816<T>(acc[mt][2 * w], af[mt], b[0], b[1]);
+          mma16816<T>(acc[mt][2 * w + 1], af[mt], b[2], b[3]);
+        }
       }
     }
   }
 
-  // The k-warps' partial sums meet in shared memory: red[row][col] over the CTA's tile.
+  // The k-warps' partial sums meet in shared memory, one k-warp after the other (plain
+  // stores and adds, no atomics): red[row][col] over the CTA's tile.
   cp_wait<0>();
   __syncthreads();
   float* red = reinterpret_cast<float*>(smem);
-  for (int i = tid; i < MT * 16 * kRedStride; i += kThreads) red[i] = 0.0f;
-  __syncthreads();
-  if (nt_ok) {
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < 8; ++j)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
-          atomicAdd(&red[row * kRedStride + col], acc[mt][j][c]);
-        }
+          for (int c = 0; c < 4; ++c) {
+            const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[mt][j][c] : *x + acc[mt][j][c];
+          }
+    }
+    __syncthreads();
   }
-  __syncthreads();
 
   const int rows = min(MT * 16, p.m - m0);
   T* d = static_cast<T*>(p.d);
@@ -333,13 +349,13 @@ __global__ void __launch_bounds__(128) dequant_transposed_kernel(const Params p,
   __shared__ __align__(16) std::uint16_t sm[4][64 * kRow];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane / 4, t = lane % 4;
-  const int kb = blockIdx.x * 4 + warp, nt = blockIdx.y;
-  if (kb * 64 >= p.k) return;
+  const int nt = blockIdx.x * 4 + warp, kb = blockIdx.y;  // adjacent warps read adjacent tiles
+  if (nt >= p.ntn) return;
   std::uint16_t* s = sm[warp];
 #pragma unroll
   for (int q4 = 0; q4 < 4; ++q4) {
     const int kt = kb * 4 + q4, gr = kt * kTileK / p.group;
-    const uint4 wv = *reinterpret_cast<const uint4*>(p.w + (static_cast<std::size_t>(nt) * (p.k / kTileK) + kt) * kTileBytes + lane * 16);
+    const uint4 wv = *reinterpret_cast<const uint4*>(p.w + (static_cast<std::size_t>(kt) * p.ntn + nt) * kTileBytes + lane * 16);
     const uint4 sv = *reinterpret_cast<const uint4*>(p.s + (static_cast<std::size_t>(gr) * p.n + nt * 64 + g * 8) * 2);
     const std::uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
     const std::uint32_t zw = ZP ? p.z[(static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g] : 0u;
@@ -423,7 +439,7 @@ std::string MmaGemm::can_implement(const Arguments& a) {
   if (a.m > (1 << 24) || a.n > (1 << 24) || a.k > (1 << 24) || a.m * a.n > (std::int64_t{1} << 31) ||
       a.m * a.k > (std::int64_t{1} << 31) || a.n * a.k > (std::int64_t{1} << 33))
     return "sizes beyond the kernel's 32-bit indexing";
-  if (a.split_k < 0 || a.split_k > a.k / kBlockK) return "split_k must be 0 (auto) or 1..k/64";
+  if (a.split_k < 0 || a.split_k > a.k / kBlockK) return "split_k must be 0 (auto) or 1..k/128";
   if (a.tile_m != 0 && a.tile_m != 16 && a.tile_m != 32 && a.tile_m != 64) return "tile_m must be 0 (auto), 16, 32 or 64";
   if ((a.m + 15) / 16 * ((a.n / kTileN + 1) / 2) * (a.k / kBlockK) > INT32_MAX) return "grid beyond 2^31 CTAs";
   if (!aligned16(a.a) || !aligned16(a.w) || !aligned16(a.scales) || !aligned16(a.zeros) || !aligned16(a.d))
@@ -434,7 +450,7 @@ std::string MmaGemm::can_implement(const Arguments& a) {
 
 MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (const std::string e = can_implement(a); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
-  tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
+  tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 64 ? 32 : 64;
   int smem = 0;
   const KernelFn fn = pick(tile_m_, a.bf16, a.zero_points, &smem);
   if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
@@ -448,16 +464,10 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (a.split_k > 0) {
     splits_ = a.split_k;
   } else {
-    // The split with the fewest (waves x stages per CTA); at least 4 stages per split.
+    // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
+    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split.
     const long long slots = static_cast<long long>(sms_) * ctas_per_sm_;
-    long long best = -1;
-    for (int s = 1; s <= std::max(1, iters / 4); ++s) {
-      const long long waves = (tiles * s + slots - 1) / slots, cost = waves * ((iters + s - 1) / s);
-      if (best < 0 || cost < best) {
-        best = cost;
-        splits_ = s;
-      }
-    }
+    splits_ = static_cast<int>(std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), iters / 2)));
   }
 }
 
@@ -504,7 +514,7 @@ void dequantize_transposed(const Arguments& a, void* wt, cudaStream_t stream) {
   if (const std::string e = tiled_layout_error(a.k, a.n, a.group); !e.empty())
     throw std::invalid_argument("w4a16 dequantize: " + e);
   const Params p = params_of(a);
-  const dim3 grid(static_cast<unsigned>((a.k / 64 + 3) / 4), static_cast<unsigned>(a.n / 64));
+  const dim3 grid(static_cast<unsigned>((a.n / 64 + 3) / 4), static_cast<unsigned>(a.k / 64));
   if (a.bf16) {
     if (a.zero_points) dequant_transposed_kernel<__nv_bfloat16, true><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
     else dequant_transposed_kernel<__nv_bfloat16, false><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));

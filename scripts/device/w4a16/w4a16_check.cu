@@ -162,10 +162,11 @@ struct LtPlan {
     r.resize(found);
     return r;
   }
-  void run(const void* a, const void* wt, void* d, cudaStream_t s) const {
+  cublasStatus_t try_run(const void* a, const void* wt, void* d, cudaStream_t s) const {
     const float one = 1.0f, zero = 0.0f;
-    CKB(cublasLtMatmul(g_lt, op, &one, wt, la, a, lb, &zero, d, ld, d, ld, has_algo ? &algo : nullptr, g_ws, kWsBytes, s));
+    return cublasLtMatmul(g_lt, op, &one, wt, la, a, lb, &zero, d, ld, d, ld, has_algo ? &algo : nullptr, g_ws, kWsBytes, s);
   }
+  void run(const void* a, const void* wt, void* d, cudaStream_t s) const { CKB(try_run(a, wt, d, s)); }
 };
 
 std::string describe_algo(const cublasLtMatmulAlgo_t& a) {
@@ -207,7 +208,9 @@ double time_op(const std::function<void(int)>& fn) {
 }
 
 // Tune: time up to `want` candidates, keep the fastest; returns seconds of heuristic #0 too.
-void tune(LtPlan& p, int want, const std::function<void(int)>& call, double* h0 = nullptr, int* count = nullptr) {
+// `probe` runs the candidate once and returns its status: candidates that fail are skipped.
+void tune(LtPlan& p, int want, const std::function<void(int)>& call, double* h0 = nullptr, int* count = nullptr,
+          const std::function<cublasStatus_t()>& probe = nullptr) {
   const auto c = p.candidates(want);
   if (c.empty()) {
     std::printf("cuBLASLt: no candidates\n");
@@ -219,6 +222,10 @@ void tune(LtPlan& p, int want, const std::function<void(int)>& call, double* h0 
   for (std::size_t i = 0; i < c.size(); ++i) {
     p.algo = c[i].algo;
     p.has_algo = true;
+    if (probe && probe() != CUBLAS_STATUS_SUCCESS) {
+      std::printf("cuBLASLt candidate %zu: %s\n", i, describe_algo(c[i].algo).c_str());
+      continue;
+    }
     const double t = time_reps(call, 5);
     if (cudaGetLastError() != cudaSuccess) continue;
     if (i == 0 && h0) *h0 = t;
@@ -226,6 +233,12 @@ void tune(LtPlan& p, int want, const std::function<void(int)>& call, double* h0 
       best = t;
       bi = static_cast<int>(i);
     }
+  }
+  if (best == 1e30) {
+    std::printf("cuBLASLt: none of the %zu candidates ran\n", c.size());
+    ++g_failures;
+    p.has_algo = false;
+    return;
   }
   p.algo = c[bi].algo;
   p.variant = "h" + std::to_string(bi) + "/" + std::to_string(c.size()) + " " + describe_algo(p.algo);
@@ -243,7 +256,7 @@ struct Quant {
 };
 
 bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t group, bool bf16, bool zp, int split,
-                   bool dequant_path, std::uint64_t seed) {
+                   bool dequant_path, std::uint64_t seed, int tile_m = 0) {
   const std::int64_t g = group == 0 ? k : group, rows = k / g;
   Quant q;
   q.a.resize(m * k);
@@ -283,7 +296,7 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   CK(cudaMemset(dd, 0xff, m * n * 2));  // NaN
   Arguments args;
   args.m = m; args.n = n; args.k = k; args.group = g; args.bf16 = bf16; args.zero_points = zp;
-  args.a = da; args.w = dw; args.scales = ds; args.zeros = zp ? dz : nullptr; args.d = dd; args.split_k = split;
+  args.a = da; args.w = dw; args.scales = ds; args.zeros = zp ? dz : nullptr; args.d = dd; args.split_k = split; args.tile_m = tile_m;
   std::string variant;
   void* ws = nullptr;
   std::uint16_t* dwt = nullptr;
@@ -358,8 +371,11 @@ void run_validation(bool small_only) {
           validate_case(s.m, s.n, s.k, grp, bf16, zp, 0, false, ++seed);
         }
   // forced split-k (uneven ranges), and the dequantise path
-  for (int split : {1, 3, 8}) validate_case(7, 128, 512, 128, false, true, split, false, ++seed);
-  for (bool bf16 : {false, true}) validate_case(48, 192, 512, 32, bf16, true, 5, false, ++seed);
+  for (int split : {1, 3, 4}) validate_case(7, 128, 512, 128, false, true, split, false, ++seed);
+  for (bool bf16 : {false, true}) validate_case(5, 192, 1024, 256, bf16, true, 0, false, ++seed);
+  for (int tm : {16, 32, 64})  // each tile height on a ragged m
+    for (bool bf16 : {false, true}) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm);
+  for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed);
   for (bool bf16 : {false, true})
     for (bool zp : {false, true}) validate_case(100, 256, 512, zp ? 64 : 128, bf16, zp, 0, true, ++seed);
 }
@@ -382,7 +398,7 @@ void validate_sampled(const char* what, std::int64_t m, std::int64_t n, std::int
     const std::int64_t i = (s * 7919) % m, j = (s * 104729 + 13) % n;
     double ref = 0, mag = 0;
     for (std::int64_t kk = 0; kk < k; ++kk) {
-      const TiledIndex ti = tiled_index(k, kk, j);
+      const TiledIndex ti = tiled_index(n, kk, j);
       const int code = (hw[ti.byte] >> ti.shift) & 0xF;
       const std::int64_t gr = kk / g;
       const float sc = from_bits(hs[gr * n + scale_position(j)], bf16);
@@ -450,14 +466,15 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         plans.back()->initialize(ws, g_stream);
       }
       auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
-      // The same kernel with 32-row tiles (two CTAs per SM) where auto picks 64.
+      // The same kernel with the other tile height (32 rows, two CTAs per SM, or 64, one).
       const bool with_t32 = m >= 64;
+      const int alt_tile = plan.tile_m() == 64 ? 32 : 64;
       std::vector<std::unique_ptr<MmaGemm>> plans32;
       if (with_t32)
         for (std::size_t c = 0; c < c4; ++c) {
           Arguments ac = args;
           ac.w = w4[c]; ac.scales = s4[c]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
-          ac.tile_m = 32;
+          ac.tile_m = alt_tile;
           plans32.push_back(std::make_unique<MmaGemm>(ac, 0));
           if (plans32.back()->workspace_size() > ws_bytes) {
             if (ws) cudaFree(ws);
@@ -490,7 +507,7 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       if (with_t32) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
         plans32[0]->run(g_stream);
-        validate_sampled(bf16 ? "bf16 fused tile_m=32" : "fp16 fused tile_m=32", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
+        validate_sampled(bf16 ? "bf16 fused other tile_m" : "fp16 fused other tile_m", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
       }
       if (with_dq) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
@@ -520,10 +537,10 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       const double flops = 2.0 * m * n * k;
       const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
       std::printf("CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_vs_lt16=%.3f,"
-                  "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_t32_us=%.2f,%s,lt16 %s\n",
+                  "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_tile%d_us=%.2f,%s,lt16 %s\n",
                   bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g, f * 1e6,
                   q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6, tf[2] * 1e6,
-                  f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+                  alt_tile, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
@@ -653,19 +670,21 @@ void time_fp8() {
   auto* a = dalloc<unsigned char>(n * n);
   auto* b = dalloc<unsigned char>(n * n);
   auto* d = dalloc<std::uint16_t>(n * n);
-  float* sc = dalloc<float>(2);
-  const float ones[2] = {1.0f, 1.0f};
-  CK(cudaMemcpy(sc, ones, sizeof ones, cudaMemcpyHostToDevice));
+  float* sc = dalloc<float>(128);  // scale of A at sc, of B 256 bytes further
+  const float one = 1.0f;
+  CK(cudaMemcpy(sc, &one, 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(sc + 64, &one, 4, cudaMemcpyHostToDevice));
   // e4m3 bytes with exponent bits kept away from NaN: random sign/mantissa, exponent 4..10
   fill_bytes(a, n * n, 21);
   fill_bytes(b, n * n, 22);
   finite_e4m3<<<1024, 256, 0, g_stream>>>(a, n * n);
   finite_e4m3<<<1024, 256, 0, g_stream>>>(b, n * n);
-  LtPlan p(CUDA_R_8F_E4M3, CUDA_R_16BF, n, n, n, sc, sc + 1);
+  LtPlan p(CUDA_R_8F_E4M3, CUDA_R_16BF, n, n, n, sc, sc + 64);
   auto call = [&](int) { p.run(a, b, d, g_stream); };
   double h0 = 0;
   int count = 0;
-  tune(p, 64, call, &h0, &count);
+  tune(p, 64, call, &h0, &count, [&] { return p.try_run(a, b, d, g_stream); });
+  if (!p.has_algo || h0 <= 0) return;
   double t[3];
   for (int r = 0; r < 3; ++r) t[r] = time_op(call);
   std::sort(t, t + 3);
@@ -673,6 +692,31 @@ void time_fp8() {
   std::printf("CSV,fp8,8192,heuristic0_TFLOPs=%.0f,best_TFLOPs=%.0f,candidates=%d,best=%s\n", fl / h0 * 1e-12, fl / t[1] * 1e-12, count,
               p.variant.c_str());
   cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(sc);
+}
+
+// One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
+void profile_launches() {
+  const std::int64_t n = 28672, k = 8192, g = 128;
+  auto* w = dalloc<unsigned char>(n * k / 2);
+  auto* sc = dalloc<std::uint16_t>(k / g * n);
+  auto* a = dalloc<std::uint16_t>(64 * k);
+  auto* d = dalloc<std::uint16_t>(64 * n);
+  fill_bytes(w, n * k / 2, 1);
+  fill_16(sc, k / g * n, 2, 0.005f, 0.015f, false);
+  fill_16(a, 64 * k, 3, -1.0f, 1.0f, false);
+  for (std::int64_t m : {1, 64}) {
+    Arguments args;
+    args.m = m; args.n = n; args.k = k; args.group = g; args.a = a; args.w = w; args.scales = sc; args.d = d;
+    MmaGemm plan(args, 0);
+    void* ws = nullptr;
+    if (plan.workspace_size()) CK(cudaMalloc(&ws, plan.workspace_size()));
+    plan.initialize(ws, g_stream);
+    for (int i = 0; i < 4; ++i) plan.run(g_stream);
+    CK(cudaStreamSynchronize(g_stream));
+    std::printf("profiled m=%lld: %s\n", (long long)m, plan.describe().c_str());
+    if (ws) cudaFree(ws);
+  }
+  cudaFree(w); cudaFree(sc); cudaFree(a); cudaFree(d);
 }
 
 }  // namespace
@@ -691,6 +735,9 @@ int main(int argc, char** argv) {
   std::printf("device %s, %d SMs, L2 %zu MiB, cc %d.%d\n", prop.name, prop.multiProcessorCount, g_l2 >> 20, prop.major, prop.minor);
   if (mode == "sanitize") {
     run_validation(true);
+  } else if (mode == "profile") {
+    profile_launches();
+  } else if (mode == "probe") {
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time") {

@@ -58,10 +58,18 @@ TEST(W4a16Layout, TiledIndexInvertsTileCoord) {
         for (int w = 0; w < 4; ++w)
           for (int p = 0; p < 8; ++p) {
             const TileCoord c = tile_coord(lane, w, p);
-            const TiledIndex ti = tiled_index(k, kt * kTileK + c.k, nt * kTileN + c.n);
-            EXPECT_EQ(ti.byte, tile_offset(k, nt, kt) + static_cast<std::size_t>(lane * 16 + w * 4 + p / 2));
+            const TiledIndex ti = tiled_index(n, kt * kTileK + c.k, nt * kTileN + c.n);
+            EXPECT_EQ(ti.byte, tile_offset(n, nt, kt) + static_cast<std::size_t>(lane * 16 + w * 4 + p / 2));
             EXPECT_EQ(ti.shift, 4 * (p % 2));
           }
+}
+
+TEST(W4a16Layout, TilesAreStoredRowByRow) {
+  const std::int64_t n = 192;  // 3 tiles across
+  EXPECT_EQ(tile_offset(n, 0, 0), 0u);
+  EXPECT_EQ(tile_offset(n, 1, 0), static_cast<std::size_t>(kTileBytes));
+  EXPECT_EQ(tile_offset(n, 0, 1), static_cast<std::size_t>(3 * kTileBytes));
+  EXPECT_EQ(tile_offset(n, 2, 5), static_cast<std::size_t>((5 * 3 + 2) * kTileBytes));
 }
 
 TEST(W4a16Layout, PackUnpackRoundTrips) {
@@ -75,7 +83,7 @@ TEST(W4a16Layout, PackUnpackRoundTrips) {
   const auto tiled = pack_tiled(codes, k, n);
   for (std::int64_t kk = 0; kk < k; kk += 7)
     for (std::int64_t j = 0; j < n; j += 5) {
-      const TiledIndex ti = tiled_index(k, kk, j);
+      const TiledIndex ti = tiled_index(n, kk, j);
       EXPECT_EQ((tiled[ti.byte] >> ti.shift) & 0xF, codes[static_cast<std::size_t>(kk * n + j)]);
     }
   EXPECT_THROW(pack_tiled(codes_of(16, 96, 1), 16, 96), std::invalid_argument);  // n % 64
@@ -116,7 +124,7 @@ TEST(W4a16Layout, LaneSimulationGivesTheMmaFragments) {
     for (std::int64_t kt = 0; kt < k / kTileK; ++kt)
       for (int lane = 0; lane < 32; ++lane) {
         const int g = lane / 4, t = lane % 4;
-        const std::uint8_t* chunk = tiled.data() + tile_offset(k, 0, kt) + lane * 16;
+        const std::uint8_t* chunk = tiled.data() + tile_offset(n, 0, kt) + lane * 16;
         for (int w = 0; w < 4; ++w) {
           std::uint32_t q = 0;
           std::memcpy(&q, chunk + 4 * w, 4);  // little-endian, as the GPU loads it
@@ -170,8 +178,11 @@ TEST(W4a16Layout, TiledLayoutErrorsNameTheProblem) {
   EXPECT_EQ(tiled_layout_error(4096, 4096, 4096), "");
   EXPECT_EQ(tiled_layout_error(4096, 4096, 32), "");
   EXPECT_NE(tiled_layout_error(4096, 4000, 128).find("multiple of 64"), std::string::npos);
-  EXPECT_NE(tiled_layout_error(4000, 4096, 32).find("k to be a multiple of 64"), std::string::npos);
+  EXPECT_EQ(tiled_layout_error(4096, 4096, 64), "");
+  EXPECT_EQ(tiled_layout_error(4096, 4096, 256), "");
+  EXPECT_NE(tiled_layout_error(4032, 4096, 32).find("k to be a multiple of 128"), std::string::npos);
   EXPECT_NE(tiled_layout_error(4096, 4096, 48).find("group"), std::string::npos);
+  EXPECT_NE(tiled_layout_error(4096, 4096, 192).find("group"), std::string::npos);  // 192 does not divide 4096
 }
 
 }  // namespace
