@@ -248,9 +248,9 @@ class Result:
         table's, plus benchmark, op, row, samples_per_rank and rel_noise)."""
         b = self.benchmarks[benchmark]
         df = self.points[self.points["benchmark"] == benchmark]
-        if b.table_columns:
-            own = set(b.table_columns) | set(_ADDED_COLUMNS)
-            keep = [c for c in df.columns if c in own]
+        if b.table_columns:  # the stored order, with the loader's columns around it
+            order = ["benchmark", "op", "row"] + list(b.table_columns) + ["samples_per_rank", "rel_noise"]
+            keep = [c for c in dict.fromkeys(order) if c in df.columns]
         else:
             keep = [c for c in df.columns if c not in self._axis_union() or c in b.axes]
         return df[keep].reset_index(drop=True)
