@@ -197,6 +197,16 @@ mn_slow_node() {
   fi
 }
 
+# mn_node_weight NODE FACTOR: NODE's processes together weigh FACTOR times a default cgroup
+# against the rest of the machine (1: the default), so that other work on a busy machine does
+# not blur the difference between a slow node and the others. Returns 1 without a cpu cgroup.
+mn_node_weight() {
+  local n=$1 f=$2
+  [ -n "$MN_CGROUP" ] || return 1
+  local d=${MN_CGROUP#*:}/$n
+  if [ "${MN_CGROUP%%:*}" = v2 ]; then echo $((100 * f)) > "$d/cpu.weight"; else echo $((1024 * f)) > "$d/cpu.shares"; fi
+}
+
 # Ends every node and the switch, removes the cgroups. Safe to call more than once.
 mn_teardown() {
   local n
