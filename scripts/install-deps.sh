@@ -6,7 +6,8 @@ set -uo pipefail
 packages=(build-essential cmake ninja-build pkg-config git clang
           libopenmpi-dev openmpi-bin libhdf5-dev libyaml-cpp-dev libgtest-dev libcli11-dev nlohmann-json3-dev
           python3 python3-yaml python3-h5py python3-numpy python3-pandas python3-matplotlib python3-pytest
-          python3-nbclient python3-nbformat python3-ipykernel)
+          python3-nbclient python3-nbformat python3-ipykernel
+          slurmctld slurmd slurm-client munge iproute2 util-linux)  # tests/slurm, tests/multinode
 # clang's sanitizer and libFuzzer runtimes (their own package on Debian 12) for the ASan stage
 apt-cache show libclang-rt-14-dev >/dev/null 2>&1 && packages+=(libclang-rt-14-dev)
 missing=()
