@@ -1,4 +1,8 @@
-# Warnings for every genbench target (host C++ and CUDA host code).
+# Warnings for every genbench target (host C++ and CUDA host code). GENBENCH_WARNINGS_AS_ERRORS
+# (the dev preset; scripts/test.sh, which CI runs) makes them errors: -Werror for C++ translation
+# units (the CUDA backend's host files too); for CUDA ones nvcc's -Werror=all-warnings, which
+# also hands -Werror to the host compiler for the .cu files' host code. ptxas's performance
+# notes (serialized wgmma, spills) are info lines it does not catch: tests/kernels/ptxas_report.py.
 add_library(genbench_warnings INTERFACE)
 target_compile_options(genbench_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wconversion -Wno-sign-conversion>

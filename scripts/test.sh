@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh build
+# Warnings are errors here (CI runs this script): -Werror on every host C++ translation unit and
+# nvcc's own warnings (cmake/GenbenchWarnings.cmake).
+scripts/build.sh build -DGENBENCH_WARNINGS_AS_ERRORS=ON
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 # The unit and multi-rank tests, and 60 s of config fuzzing, under AddressSanitizer + UBSan
 # (clang, host code only, build-asan/). GENBENCH_SKIP_ASAN=1 skips this stage.
