@@ -93,7 +93,7 @@ int cmd_list() {
   std::printf("backends: host (available)%s\n",
               cuda_built ? strprintf(", cuda (built; %d device(s) visible)", gpus).c_str() : ", cuda (not built)");
   for (const Op* op : all_ops()) {
-    std::printf("\nop %s\n  implementations:\n", op->name().c_str());
+    std::printf("\nop %s: %s\n  implementations:\n", op->name().c_str(), op->summary().c_str());
     for (const auto* impl : reg.for_op(op->name())) {
       const bool here = impl->backend() == BackendKind::host || (cuda_built && gpus > 0);
       std::printf("    %-12s %-5s %-13s %s\n", impl->name().c_str(), backend_name(impl->backend()),
@@ -108,8 +108,8 @@ int cmd_list() {
         for (auto x : a.allowed) v.push_back(std::to_string(x));
         values = join(v, "|");
       }
-      std::printf("    %-12s default %-10s %s%s\n", a.name.c_str(), to_string(a.default_value).c_str(),
-                  a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
+      std::printf("    %-12s default %-10s %s%s%s\n", a.name.c_str(), to_string(a.default_value).c_str(),
+                  a.tuning ? "(tuning) " : "", a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
     }
   }
   return kExitOk;

@@ -1,6 +1,7 @@
 #include "ops/implementation.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <tuple>
 
@@ -28,6 +29,23 @@ const Op& Implementation::op() const {
   const Op* o = find_op(info().op);
   if (!o) throw std::logic_error("implementation '" + info().name + "' names an unknown op '" + info().op + "'");
   return *o;
+}
+
+std::string tuning_value(const Point& p, const Op& op, const std::string& axis, const char* env) {
+  const std::size_t i = op.axis_index(axis);
+  std::string v = "auto";
+  if (i < p.values.size())
+    if (const auto* s = std::get_if<std::string>(&p.values[i])) v = *s;
+  if (v == "auto" && env)
+    if (const char* e = std::getenv(env); e && *e) v = e;
+  return v;
+}
+
+AxisSpec tuning_axis(std::string name, std::vector<std::string> choices, std::string help) {
+  choices.insert(choices.begin(), "auto");
+  AxisSpec a{std::move(name), AxisType::choice, std::string("auto"), std::move(choices), 0, 0, {}, std::move(help)};
+  a.tuning = true;
+  return a;
 }
 
 Registry& Registry::instance() {

@@ -84,6 +84,13 @@ class Implementation {
 
 using ImplementationFactory = std::unique_ptr<Implementation> (*)();
 
+// The value a point gives a tuning axis of its op: the axis's value, or where that is "auto"
+// and the documented environment alias `env` is set (A/B scripts; docs/config.md), the alias's
+// value; "auto" when neither chooses. An op without that axis gives "auto".
+std::string tuning_value(const Point& p, const Op& op, const std::string& axis, const char* env = nullptr);
+// A choice tuning axis: {"auto", choices...} with default "auto".
+AxisSpec tuning_axis(std::string name, std::vector<std::string> choices, std::string help);
+
 // Implementations, looked up by (op, name, backend). One name can exist for several backends
 // (the attention reference runs on host and on cuda).
 class Registry {

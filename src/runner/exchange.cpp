@@ -5,11 +5,7 @@
 
 namespace genbench {
 
-// JSON forms of the exchanged types (field names as in the result file's columns).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceInfo, rank, local_rank, host, backend, device_index, name, uuid, pci_bus_id,
-                                   sm_count, cc_major, cc_minor, memory_bytes, l2_bytes, driver_version,
-                                   runtime_version, nccl_version, cublas_version, cudnn_version, mpi_version,
-                                   hdf5_version)
+// JSON form of a ceiling row (DeviceInfo's comes from its field table in backend.h).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceiling, rank, name, value, unit, detail)
 
 namespace {
@@ -51,8 +47,8 @@ std::vector<T> gather_as(const Comm& comm, const std::string& mine, Decode decod
 
 namespace exchange {
 
-std::string encode(const DeviceInfo& d) { return nlohmann::json(d).dump(); }
-DeviceInfo decode_device(const std::string& text) { return nlohmann::json::parse(text).get<DeviceInfo>(); }
+std::string encode(const DeviceInfo& d) { return to_json(d); }
+DeviceInfo decode_device(const std::string& text) { return device_info_from_json(text); }
 
 std::string encode(const std::vector<Ceiling>& rows) {
   nlohmann::json j = nlohmann::json::array();

@@ -19,7 +19,7 @@ TEST(Sweep, CartesianProductWithImplementationInnermost) {
   std::set<std::tuple<std::int64_t, std::int64_t, std::string>> seen;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     EXPECT_EQ(pts[i].index, i);
-    EXPECT_EQ(pts[i].values.size(), std::size_t{gemm_axis::count});
+    EXPECT_EQ(pts[i].values.size(), gemm_op().axes().size());  // the op's axes and its tuning axes
     seen.insert({pts[i].integer(gemm_axis::m), pts[i].integer(gemm_axis::n), pts[i].choice(gemm_axis::dtype)});
   }
   EXPECT_EQ(seen.size(), 12u);  // every combination exactly once

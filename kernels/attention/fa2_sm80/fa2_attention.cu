@@ -99,18 +99,19 @@ int bucket_of(std::int64_t n) {
   return b;
 }
 
-// GENBENCH_FA2_TILE=<configuration name> forces a configuration of the point's head_dim (for
-// tuning runs; the name is recorded as the point's variant).
-const TileConfig* forced(std::int64_t d) {
-  const char* f = std::getenv("GENBENCH_FA2_TILE");
-  if (!f || !*f) return nullptr;
+// The fa2_tile axis (or its alias GENBENCH_FA2_TILE) names a configuration of the point's
+// head_dim (tuning runs; recorded in fa2_tile_chosen and the variant); "auto" uses the rules.
+const TileConfig* forced(const std::string& tile, std::int64_t d) {
   for (const auto& c : configs())
-    if (c.d == d && std::string(c.name) == f) return &c;
+    if (c.d == d && tile == c.name) return &c;
   return nullptr;
 }
 
-const TileConfig* choose(int cc, DType dt, std::int64_t d, bool causal, std::int64_t seqlen_q) {
-  if (const TileConfig* f = forced(d)) return f;
+std::string tile_of(const Point& pt) { return tuning_value(pt, attention_op(), "fa2_tile", "GENBENCH_FA2_TILE"); }
+
+const TileConfig* choose(int cc, DType dt, std::int64_t d, bool causal, std::int64_t seqlen_q,
+                         const std::string& tile) {
+  if (tile != "auto") return forced(tile, d);
   const int dti = dt == DType::bf16 ? 1 : 0, bucket = bucket_of(seqlen_q);
   for (const auto& r : kRules)
     if (cc >= r.min_cc && (r.dtype < 0 || r.dtype == dti) && r.head_dim == d && (r.causal < 0 || r.causal == causal) &&
@@ -151,6 +152,9 @@ class Fa2Case final : public attention::DeviceAttentionCase {
   }
   std::string config_name() const override { return std::string(cfg_->name) + (s_.varlen ? " varlen" : ""); }
 
+ public:
+  std::vector<std::pair<std::string, std::string>> chosen() const override { return {{"fa2_tile", cfg_->name}}; }
+
  private:
   const TileConfig* cfg_;
   Fns fns_{};
@@ -164,7 +168,10 @@ class Fa2Attention final : public Implementation {
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     const int cc = prop.major * 10 + prop.minor;
     if (cc < 80) return strprintf("needs sm80 or later (this device is sm%d)", cc);
-    const TileConfig* cfg = choose(cc, s.dtype, s.head_dim, s.causal, s.seqlen_q);
+    const std::string tile = tile_of(pt);
+    const TileConfig* cfg = choose(cc, s.dtype, s.head_dim, s.causal, s.seqlen_q, tile);
+    if (!cfg && tile != "auto")
+      return strprintf("fa2_tile '%s' is not a tile of head_dim %lld", tile.c_str(), static_cast<long long>(s.head_dim));
     if (!cfg) return strprintf("no tile configuration for head_dim %lld", static_cast<long long>(s.head_dim));
     if (static_cast<std::size_t>(cfg->smem_bytes) > prop.sharedMemPerBlockOptin)
       return strprintf("tile needs %d bytes of shared memory, the device allows %zu", cfg->smem_bytes,
@@ -177,7 +184,8 @@ class Fa2Attention final : public Implementation {
   std::unique_ptr<Case> prepare(const Point& pt, Context& ctx) const override {
     const auto s = AttentionShape::from(pt);
     const auto& prop = cuda_backend_of(ctx.backend).properties();
-    return std::make_unique<Fa2Case>(s, ctx, choose(prop.major * 10 + prop.minor, s.dtype, s.head_dim, s.causal, s.seqlen_q));
+    return std::make_unique<Fa2Case>(
+        s, ctx, choose(prop.major * 10 + prop.minor, s.dtype, s.head_dim, s.causal, s.seqlen_q, tile_of(pt)));
   }
 };
 

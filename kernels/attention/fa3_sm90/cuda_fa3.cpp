@@ -20,30 +20,47 @@ namespace genbench {
 
 namespace {
 
-// A/B switches (the variant string records what ran): GENBENCH_FA3_PINGPONG=0 turns the
-// consumer turn-taking off; GENBENCH_FA3_PERSISTENT=1 or 0 forces one CTA per SM or one per
-// tile (unset: the kernel's default for the problem); GENBENCH_FA3_SPLIT=1 or 0 splits a
-// persistent launch's last round by key range whenever it is partial, or never (unset: where the
-// kernel expects a gain; fa3_split.h); GENBENCH_FA3_FP8_P_LIMIT=x sets the P at
-// which the fp8 kernel's max-free blocks rebase a row (fa3_fp8_sm90.h; 0: max-free blocks off,
-// below 448: more rebases, for tests); with GENBENCH_FA3_FP8_COUNT=1 the fp8
-// kernel counts its max-free blocks and rebases (per warp, over all launches of the case) and
-// the variant string ends in " maxfree=N rebase=M" (tests).
-bool env_enabled(const char* name) {
-  const char* e = std::getenv(name);
-  return !(e && std::strcmp(e, "0") == 0);
+// The tuning axes (register.cpp; recorded in the points table as given and as chosen):
+// fa3_consumers 2 or 3 consumer warpgroups; fa3_pingpong off turns the consumers' turn-taking
+// off; fa3_persistent on/off forces one CTA per SM or one per tile; fa3_split on/off splits a
+// persistent launch's partial last round by key range always or never. "auto" is the kernel's
+// own choice, or the documented environment alias (GENBENCH_FA3_CONSUMERS=N,
+// GENBENCH_FA3_PINGPONG=0, GENBENCH_FA3_PERSISTENT=0|1, GENBENCH_FA3_SPLIT=0|1) where set.
+// Diagnostics for the tests, recorded in the variant string: GENBENCH_FA3_FP8_P_LIMIT=x sets the
+// P at which the fp8 kernel's max-free blocks rebase a row (fa3_fp8_sm90.h; 0: max-free blocks
+// off, below 448: more rebases); with GENBENCH_FA3_FP8_COUNT=1 the fp8 kernel counts its
+// max-free blocks and rebases (per warp, over all launches of the case) and the variant string
+// ends in " maxfree=N rebase=M".
+struct Tuning {
+  int consumers = 0;    // 0: the kernel's choice
+  int pingpong = -1;    // -1: the kernel's choice (on)
+  int persistent = -1;  // -1: the kernel's choice
+  int split = -1;       // -1: the kernel's choice
+};
+
+int tristate(const Point& p, const char* axis, const char* env) {
+  const std::string v = tuning_value(p, attention_op(), axis, env);
+  if (v == "auto") return -1;
+  return v == "off" || v == "0" ? 0 : 1;
 }
 
-int env_tristate(const char* name) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return -1;
-  return std::strcmp(e, "0") == 0 ? 0 : 1;
+Tuning tuning_of(const Point& p) {
+  Tuning t;
+  const std::string c = tuning_value(p, attention_op(), "fa3_consumers", "GENBENCH_FA3_CONSUMERS");
+  t.consumers = c == "auto" ? 0 : std::atoi(c.c_str());
+  t.pingpong = tristate(p, "fa3_pingpong", "GENBENCH_FA3_PINGPONG");
+  t.persistent = tristate(p, "fa3_persistent", "GENBENCH_FA3_PERSISTENT");
+  t.split = tristate(p, "fa3_split", "GENBENCH_FA3_SPLIT");
+  return t;
 }
+
+const char* on_off(bool b) { return b ? "on" : "off"; }
 
 // The part of a kernel's problem every fa3 kernel shares, from the shape and the case's buffers
 // (sched: the persistent launch's tile counters).
-void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k,
-                 const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& sched) {
+void set_tensors(fa3::Tensors& t, const AttentionShape& s, const Tuning& tune, const DeviceBuffer& q,
+                 const DeviceBuffer& k, const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse,
+                 const DeviceBuffer& sched) {
   t.q = q.get();
   t.k = k.get();
   t.v = v.get();
@@ -57,9 +74,9 @@ void set_tensors(fa3::Tensors& t, const AttentionShape& s, const DeviceBuffer& q
   t.head_dim = static_cast<int>(s.head_dim);
   t.causal = s.causal;
   t.scale = s.scale;
-  t.pingpong = env_enabled("GENBENCH_FA3_PINGPONG");
-  t.persistent = env_tristate("GENBENCH_FA3_PERSISTENT");
-  t.split_tail = env_tristate("GENBENCH_FA3_SPLIT");
+  t.pingpong = tune.pingpong != 0;
+  t.persistent = tune.persistent;
+  t.split_tail = tune.split;
   t.sched = sched.as<int>();
 }
 
@@ -80,11 +97,12 @@ DeviceBuffer split_workspace(Context& ctx, L& launcher) {
   return ws;
 }
 
-fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
-                        const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
+fa3::Problem problem_of(const AttentionShape& s, const Tuning& tune, const DeviceBuffer& q, const DeviceBuffer& k,
+                        const DeviceBuffer& v, const DeviceBuffer& o, const DeviceBuffer& lse, const DeviceBuffer& cu_q,
                         const DeviceBuffer& cu_k, const DeviceBuffer& sched) {
   fa3::Problem p;
-  set_tensors(p, s, q, k, v, o, lse, sched);
+  set_tensors(p, s, tune, q, k, v, o, lse, sched);
+  p.consumers = tune.consumers;
   if (s.varlen) {
     p.cu_q = cu_q.as<int>();
     p.cu_k = cu_k.as<int>();
@@ -95,11 +113,18 @@ fa3::Problem problem_of(const AttentionShape& s, const DeviceBuffer& q, const De
 
 class Fa3Case final : public attention::DeviceAttentionCase {
  public:
-  Fa3Case(const AttentionShape& s, Context& ctx)
+  Fa3Case(const AttentionShape& s, const Tuning& tune, Context& ctx)
       : DeviceAttentionCase(s, ctx),
         sched_(zeroed(ctx, 2 * sizeof(int))),
-        launcher_(problem_of(s, q_, k_, v_, o_, lse_, cu_q_, cu_k_, sched_)),
+        launcher_(problem_of(s, tune, q_, k_, v_, o_, lse_, cu_q_, cu_k_, sched_)),
         split_ws_(split_workspace(ctx, launcher_)) {}
+
+  std::vector<std::pair<std::string, std::string>> chosen() const override {
+    return {{"fa3_consumers", std::to_string(launcher_.consumers())},
+            {"fa3_pingpong", on_off(launcher_.pingpong())},
+            {"fa3_persistent", on_off(launcher_.persistent())},
+            {"fa3_split", on_off(launcher_.split())}};
+  }
 
  protected:
   void launch(cudaStream_t stream) override { launcher_.launch(stream); }
@@ -116,9 +141,10 @@ class Fa3Case final : public attention::DeviceAttentionCase {
 // the tile counters are allocated here, once.
 class Fa3Fp8Case final : public attention::DeviceAttentionCase {
  public:
-  Fa3Fp8Case(const AttentionShape& s, Context& ctx) : DeviceAttentionCase(s, ctx), sched_(zeroed(ctx, 2 * sizeof(int))) {
+  Fa3Fp8Case(const AttentionShape& s, const Tuning& tune, Context& ctx)
+      : DeviceAttentionCase(s, ctx), sched_(zeroed(ctx, 2 * sizeof(int))) {
     fa3::fp8::Problem p;
-    set_tensors(p, s, q_, k_, v_, o_, lse_, sched_);
+    set_tensors(p, s, tune, q_, k_, v_, o_, lse_, sched_);
     vt_ = ctx.backend.allocate(fa3::fp8::vt_bytes(p.batch, p.heads_kv, p.head_dim, p.seqlen_k));
     p.vt = vt_.get();
     p.descale_q = p.descale_k = p.descale_v = descale();
@@ -133,6 +159,13 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
     }
     launcher_ = std::make_unique<fa3::fp8::Launcher>(p);
     split_ws_ = split_workspace(ctx, *launcher_);
+  }
+
+  std::vector<std::pair<std::string, std::string>> chosen() const override {
+    return {{"fa3_consumers", "2"},
+            {"fa3_pingpong", on_off(launcher_->pingpong())},
+            {"fa3_persistent", on_off(launcher_->persistent())},
+            {"fa3_split", "off"}};
   }
 
  protected:
@@ -162,6 +195,7 @@ class Fa3 final : public Implementation {
         return strprintf("fa3 fp8 supports head_dim 128 and 256, not %lld", static_cast<long long>(s.head_dim));
       if (s.varlen) return "fa3 fp8: varlen is not implemented (the V^T pre-pass pads each sequence's keys)";
       if (s.batch * s.heads_kv > 65535) return "fa3 fp8: batch x heads_kv over 65535 (grid z of the V^T pass)";
+      if (tuning_of(p).consumers == 3) return "fa3 fp8 runs two consumer warpgroups (fa3_consumers: 3 is 16-bit only)";
     } else if (s.dtype != DType::bf16 && s.dtype != DType::fp16) {
       return strprintf("fa3 supports fp16, bf16 and fp8_e4m3, not %s", dtype_name(s.dtype));
     }
@@ -177,8 +211,9 @@ class Fa3 final : public Implementation {
 
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     const auto s = AttentionShape::from(p);
-    if (s.dtype == DType::fp8_e4m3) return std::make_unique<Fa3Fp8Case>(s, ctx);
-    return std::make_unique<Fa3Case>(s, ctx);
+    const Tuning tune = tuning_of(p);
+    if (s.dtype == DType::fp8_e4m3) return std::make_unique<Fa3Fp8Case>(s, tune, ctx);
+    return std::make_unique<Fa3Case>(s, tune, ctx);
   }
 };
 

@@ -57,6 +57,9 @@ class Launcher {
   // The split tail's workspace (fa3::SplitTail; e4m3 does not split, so 0 bytes today).
   std::size_t split_workspace_bytes() const { return split_.ws_bytes; }
   void set_split_workspace(void* zeroed) { split_.ws = zeroed; }
+  // What the launcher chose (the e4m3 kernel never splits; its consumer count is fixed).
+  bool pingpong() const { return p_.pingpong; }
+  bool persistent() const { return persistent_ctas_ > 0; }
 
  private:
   Problem p_;

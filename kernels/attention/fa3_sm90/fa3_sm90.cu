@@ -153,10 +153,9 @@ struct Launch {
 // short query lengths, where two consumer warpgroups (128-row tiles: one diagonal key block per
 // tile instead of two or three, and no 192-row padding of 512 or 1024 rows) were 7-8% faster than
 // three (docs/perf-notes.md, fa3 v4; non-causal lost 5% there, so it keeps three). With
-// GENBENCH_FA3_CONSUMERS=N (A/B runs) the one with N consumer warpgroups.
+// p.consumers = N (the fa3_consumers axis) the one with N consumer warpgroups.
 Config choose(const Problem& p) {
-  const char* e = std::getenv("GENBENCH_FA3_CONSUMERS");
-  int want = e && *e ? std::atoi(e) : 0;
+  int want = p.consumers;
   if (want == 0 && p.head_dim == 64 && p.causal && p.seqlen_q <= 1024) want = 2;
   for (const Config& c : kConfigs)
     if (c.d == p.head_dim && (want == 0 || c.consumers == want)) return c;

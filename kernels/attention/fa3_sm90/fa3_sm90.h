@@ -54,6 +54,7 @@ struct Problem : Tensors {
   const int* cu_q = nullptr;  // varlen: cumulative lengths (batch + 1 int32) in device memory
   const int* cu_k = nullptr;
   bool bf16 = true;
+  int consumers = 0;  // consumer warpgroups asked for (2 or 3); 0: the kernel's choice
 };
 
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
@@ -66,6 +67,10 @@ class Launcher {
   std::string variant() const;
   // Whether launches split their tail (and take the kernel with the split compiled in).
   bool split() const { return split_.plan.slots > 0; }
+  // What the launcher chose: consumer warpgroups, turn-taking, one CTA per SM.
+  int consumers() const { return consumers_; }
+  bool pingpong() const { return p_.pingpong; }
+  bool persistent() const { return persistent_ctas_ > 0; }
   // The split tail's workspace (SplitTail): bytes needed (0: none), and the zeroed memory,
   // which must outlive the launches.
   std::size_t split_workspace_bytes() const { return split_.ws_bytes; }

@@ -55,7 +55,7 @@ std::size_t padded(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * k
 
 class CublasLtCase final : public Case {
  public:
-  CublasLtCase(const GemmShape& s, Context& ctx) : s_(s), be_(cuda_backend_of(ctx.backend)), stream_(be_.stream()) {
+  CublasLtCase(const GemmShape& s, std::size_t ws_bytes, Context& ctx) : s_(s), be_(cuda_backend_of(ctx.backend)), stream_(be_.stream()) {
     const std::size_t in = dtype_size(s.dtype), out = dtype_size(lt_output_type(s.dtype));
     const auto bt = static_cast<std::size_t>(s.batch);
     na_ = static_cast<std::size_t>(s.m * s.k) * bt;
@@ -72,7 +72,7 @@ class CublasLtCase final : public Case {
     a_ = ctx.backend.allocate(pa_ * copies_);
     b_ = ctx.backend.allocate(pb_ * copies_);
     d_ = ctx.backend.allocate(pd_ * copies_);
-    ws_bytes_ = lt_workspace_bytes();
+    ws_bytes_ = ws_bytes;
     if (ws_bytes_) ws_ = ctx.backend.allocate(ws_bytes_);
 
     const float a_scale = s.dtype == DType::int8 ? 8.0f : 1.0f;
@@ -121,6 +121,9 @@ class CublasLtCase final : public Case {
 
   int iterations_per_run() const override { return graph_.empty() ? 1 : graph_.iterations(); }
   std::string variant() const override { return variant_; }
+  std::vector<std::pair<std::string, std::string>> chosen() const override {
+    return {{"cublaslt_workspace_mb", std::to_string(ws_bytes_ >> 20)}};
+  }
 
   Validation validate() override {
     const DType od = lt_output_type(s_.dtype);
@@ -164,7 +167,7 @@ class GemmCublasLt final : public Implementation {
     LtProblem lt;
     static const float dummy = 1.0f;  // fp8 needs scale pointers set; the heuristic never reads them
     const float* sp = lt_is_fp8(s.dtype) ? &dummy : nullptr;
-    lt.build(s, lt_workspace_bytes(), sp, sp);
+    lt.build(s, lt_workspace_bytes(tuning_value(p, gemm_op(), "cublaslt_workspace_mb")), sp, sp);
     std::string why;
     if (lt.candidates(1, &why).empty()) {
       std::string r = strprintf("cuBLASLt has no %s algorithm for trans_a=%c trans_b=%c m=%lld n=%lld k=%lld",
@@ -179,7 +182,8 @@ class GemmCublasLt final : public Implementation {
   }
 
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
-    return std::make_unique<CublasLtCase>(GemmShape::from(p), ctx);
+    return std::make_unique<CublasLtCase>(
+        GemmShape::from(p), lt_workspace_bytes(tuning_value(p, gemm_op(), "cublaslt_workspace_mb")), ctx);
   }
 };
 

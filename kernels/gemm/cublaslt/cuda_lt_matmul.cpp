@@ -38,13 +38,18 @@ const std::int32_t kAlphaI = 1, kBetaI = 0;
 
 }  // namespace
 
-std::size_t lt_workspace_bytes() {
+std::size_t lt_workspace_bytes(const std::string& setting) {
   std::size_t mb = 32;
-  if (const char* e = std::getenv("GENBENCH_CUBLASLT_WORKSPACE_MB"); e && *e) {
+  std::string text = setting, what = "cublaslt_workspace_mb";
+  if (text == "auto") {
+    const char* e = std::getenv("GENBENCH_CUBLASLT_WORKSPACE_MB");
+    text = e ? e : "";
+    what = "GENBENCH_CUBLASLT_WORKSPACE_MB";
+  }
+  if (!text.empty()) {
     double v = 0;
-    if (!parse_number(e, v) || !(v >= 0) || v > 4096 || v != std::floor(v))
-      throw UsageError(std::string("GENBENCH_CUBLASLT_WORKSPACE_MB='") + e +
-                       "' is not a whole number of MiB from 0 to 4096 (unset: 32)");
+    if (!parse_number(text.c_str(), v) || !(v >= 0) || v > 4096 || v != std::floor(v))
+      throw UsageError(what + "='" + text + "' is not a whole number of MiB from 0 to 4096 (auto: 32)");
     mb = static_cast<std::size_t>(v);
   }
   return mb << 20;

@@ -17,9 +17,10 @@
 
 namespace genbench {
 
-// GENBENCH_CUBLASLT_WORKSPACE_MB (default 32 MiB), in bytes; throws UsageError when the variable
-// is set to anything but a whole number from 0 to 4096.
-std::size_t lt_workspace_bytes();
+// The cuBLASLt workspace in bytes for a setting of the cublaslt_workspace_mb axis: a whole
+// number of MiB from 0 to 4096, or "auto": its alias GENBENCH_CUBLASLT_WORKSPACE_MB where set,
+// else 32 MiB. Throws UsageError (naming the variable) for anything else.
+std::size_t lt_workspace_bytes(const std::string& setting = "auto");
 // One handle per process (host state only), created on first use.
 cublasLtHandle_t lt_handle();
 bool lt_is_fp8(DType t);

@@ -45,6 +45,17 @@ TEST(CublasLtWorkspace, SettingIsAWholeNumberOfMiBOrAnError) {
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
     }
   }
+  // The cublaslt_workspace_mb axis: a value other than auto wins over the alias; bad values name the axis.
+  setenv(name, "64", 1);
+  EXPECT_EQ(lt_workspace_bytes("auto"), std::size_t{64} << 20);
+  EXPECT_EQ(lt_workspace_bytes("256"), std::size_t{256} << 20);
+  EXPECT_EQ(lt_workspace_bytes("0"), std::size_t{0});
+  try {
+    lt_workspace_bytes("4097");
+    ADD_FAILURE() << "4097 was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cublaslt_workspace_mb"), std::string::npos) << e.what();
+  }
   if (saved) setenv(name, keep.c_str(), 1);
   else unsetenv(name);
 }
