@@ -100,13 +100,14 @@ struct Spec {
   bool varlen, causal;
   fa3::Elem q, kv;
   int splits = 0;  // 0: planned
+  bool rotate = false;
 };
 
 std::string describe(const Spec& s) {
   char b[200];
   std::snprintf(b, sizeof b, "b=%d h=%d/%d d=%d new=%d cache=%d page=%d%s%s q=%s kv=%s%s", s.batch, s.heads, s.heads_kv,
                 s.d, s.n, s.cache, s.page, s.varlen ? " varlen" : "", s.causal ? " causal" : "", ename(s.q), ename(s.kv),
-                s.splits ? (" splits=" + std::to_string(s.splits)).c_str() : "");
+                (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "")).c_str());
   return b;
 }
 
@@ -186,6 +187,7 @@ struct Problem {
     a.q_type = s.q;
     a.kv_type = s.kv;
     a.num_splits = s.splits;
+    a.rotate = s.rotate;
     return a;
   }
   void poison() {
@@ -214,7 +216,10 @@ int g_sms = 132;
 
 fa3::Launcher make_launcher(Problem& pr) {
   fa3::Launcher l(pr.args(), g_sms);
-  if (l.workspace_size() && !pr.ws) CK(cudaMalloc(&pr.ws, l.workspace_size()));
+  if (l.workspace_size() && !pr.ws) {
+    CK(cudaMalloc(&pr.ws, l.workspace_size()));
+    CK(cudaMemset(pr.ws, 0, l.workspace_size()));  // the split counters start at 0
+  }
   l.set_workspace(pr.ws);
   return l;
 }
@@ -258,6 +263,8 @@ int validate_one(const Spec& s, bool graph, std::uint64_t seed) {
   Problem pr(s, seed);
   fa3::Launcher l = make_launcher(pr);
   int fails = 0;
+  l.run(0);  // two runs first: the split counters must be back at zero for the validated one
+  l.run(0);
   pr.poison();
   l.run(0);
   CK(cudaGetLastError());
@@ -381,6 +388,10 @@ int main(int argc, char** argv) {
           {{2, 16, 4, 256, 3, 555, 128, true, true, E::bf16, E::fp8_e4m3, 2}, false},
           // one long sequence split over the SMs
           {{1, 32, 8, 128, 1, 20000, 64, false, true, E::bf16, E::bf16, 0}, true},
+          // the rotated block order (A/B switch), empty splits of short sequences
+          {{3, 32, 8, 128, 1, 1000, 16, true, true, E::bf16, E::bf16, 0, true}, true},
+          {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, true}, false},
+          {{2, 32, 8, 128, 16, 700, 64, true, true, E::bf16, E::bf16, 0, true}, false},
       };
     }
     int fails = 0;
@@ -410,6 +421,18 @@ int main(int argc, char** argv) {
         {8, 32, 8, 128, 4, 8192, 16, false, true, E::bf16, E::bf16, 0},
         {8, 32, 8, 128, 16, 8192, 16, false, true, E::bf16, E::bf16, 0},
         {64, 32, 8, 128, 1, 8192, 16, true, true, E::bf16, E::bf16, 0},
+        // A/B: the rotated block order, and other split counts
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
+        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, true},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
+        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, true},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, true},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 8},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 16},
+        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 66},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 1},
     };
     std::vector<std::vector<double>> ms(specs.size());
     std::vector<double> ceil;

@@ -37,6 +37,7 @@ struct Params {
   float* lse;
   float* o_part;    // [splits, rows_total, D] (splits > 1)
   float* lse_part;  // [splits, rows_total]
+  int* counters;    // [batch, heads_kv, row_chunks] splits done (zero between launches)
   const int* table;
   const int* lens;
   int heads, heads_kv, new_tokens, group, rows;  // rows = group * new_tokens
@@ -47,6 +48,7 @@ struct Params {
   float v_descale;
   int num_splits, split_keys, row_chunks;
   int rows_total;  // batch * new_tokens * heads
+  int rotate;      // start each CTA's key loop at a CTA-dependent block (A/B switch)
 };
 
 __device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
@@ -137,6 +139,58 @@ __device__ __forceinline__ int swz_v(int r, int q) {
   }
 }
 
+// The split path's end: this CTA's partial rows are written; the last CTA of a (sequence, KV
+// head, row chunk) to finish (a counter in the workspace) combines every split's rows by their
+// LSE, O = sum_s exp(lse_s - lse) O_s, writes O and LSE, and resets the counter for the next
+// launch (graph replays included). No second kernel, so no launch gap.
+template <int D, int QT, int ROWS>
+__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int* ctr = p.counters + (static_cast<long long>(b) * p.heads_kv + hk) * p.row_chunks + chunk;
+    const int last = atomicAdd(ctr, 1) == p.num_splits - 1;
+    if (last) *ctr = 0;
+    *s_flag = last;
+  }
+  __syncthreads();
+  if (!*s_flag) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < ROWS * (D / 8); idx += kThreads) {
+    const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
+    const int row = chunk * ROWS + r;
+    if (row >= p.rows) continue;
+    const int tok = row / p.group, hg = row - tok * p.group;
+    const long long gr = (static_cast<long long>(b) * p.new_tokens + tok) * p.heads + hk * p.group + hg;
+    float mx = -INFINITY;
+    for (int sp = 0; sp < p.num_splits; ++sp) mx = fmaxf(mx, __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr));
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, sum = 0.f;
+    for (int sp = 0; sp < p.num_splits; ++sp) {
+      const float l = __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr);
+      if (l == -INFINITY) continue;
+      const float w = __expf(l - mx);
+      sum += w;
+      const float4* src = reinterpret_cast<const float4*>(p.o_part + (sp * static_cast<long long>(p.rows_total) + gr) * D + d0);
+      const float4 a = __ldcg(src), c = __ldcg(src + 1);
+      acc[0] += w * a.x;
+      acc[1] += w * a.y;
+      acc[2] += w * a.z;
+      acc[3] += w * a.w;
+      acc[4] += w * c.x;
+      acc[5] += w * c.y;
+      acc[6] += w * c.z;
+      acc[7] += w * c.w;
+    }
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    uint4 pk;
+    std::uint32_t* pw = reinterpret_cast<std::uint32_t*>(&pk);
+#pragma unroll
+    for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(acc[2 * x] * inv, acc[2 * x + 1] * inv);
+    *reinterpret_cast<uint4*>(static_cast<char*>(p.o) + (gr * D + d0) * 2) = pk;
+    if (d0 == 0) p.lse[gr] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+  }
+}
+
 template <int D, int KV, int QT, int KS>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   using C = Cfg<D, KV, QT, KS>;
@@ -169,6 +223,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
       if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
     }
+    finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
     return;
   }
 
@@ -220,9 +275,15 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   };
 
   const int nblocks = (key_stop - key_begin + kBN - 1) / kBN;
+  // Block j of the loop is block (j + rot) mod nblocks of the range (rot = 0 unless rotate).
+  const int rot = p.rotate ? static_cast<int>((hk * 7u + b * 13u + split * 5u) % static_cast<unsigned>(nblocks)) : 0;
+  auto block_key = [&](int j) {
+    const int jb = j + rot;
+    return key_begin + (jb >= nblocks ? jb - nblocks : jb) * kBN;
+  };
 #pragma unroll
   for (int st = 0; st < C::STAGES - 1; ++st) {
-    if (st < nblocks) load_block(st, key_begin + st * kBN);
+    if (st < nblocks) load_block(st, block_key(st));
     cp_async_commit();
   }
   __syncthreads();  // Q tile written
@@ -265,12 +326,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   for (int j = 0; j < nblocks; ++j) {
     cp_async_wait<C::STAGES - 2>();
     __syncthreads();
-    if (j + C::STAGES - 1 < nblocks) load_block((j + C::STAGES - 1) % C::STAGES, key_begin + (j + C::STAGES - 1) * kBN);
+    if (j + C::STAGES - 1 < nblocks) load_block((j + C::STAGES - 1) % C::STAGES, block_key(j + C::STAGES - 1));
     cp_async_commit();
 
     const unsigned char* sk = smem + (j % C::STAGES) * C::STAGE_BYTES;
     const unsigned char* sv = sk + C::TILE_BYTES;
-    const int key0 = key_begin + j * kBN + ks * C::KEYS_W;  // this warp's first key
+    const int key0 = block_key(j) + ks * C::KEYS_W;  // this warp's first key
 
     // S = Q K^T for the warp's KEYS_W keys.
     float s[C::NT_S][4];
@@ -468,37 +529,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       if (d0 == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = lse;
     }
   }
-}
-
-// One warp per output row: O = sum_s exp(lse_s - lse) O_s, lse = log sum_s exp(lse_s).
-template <int D, int QT>
-__global__ void __launch_bounds__(128) combine_kernel(const Params p) {
-  const int row = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-  if (row >= p.rows_total) return;
-  float mx = -INFINITY;
-  for (int s = lane; s < p.num_splits; s += 32) mx = fmaxf(mx, p.lse_part[static_cast<long long>(s) * p.rows_total + row]);
-#pragma unroll
-  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  constexpr int PER = D / 32;
-  float acc[PER];
-#pragma unroll
-  for (int x = 0; x < PER; ++x) acc[x] = 0.f;
-  float sum = 0.f;
-  for (int s = 0; s < p.num_splits; ++s) {
-    const float l = p.lse_part[static_cast<long long>(s) * p.rows_total + row];
-    const float w = mx == -INFINITY ? 0.f : __expf(l - mx);
-    if (w == 0.f) continue;
-    sum += w;
-    const float* src = p.o_part + (static_cast<long long>(s) * p.rows_total + row) * D + lane * PER;
-#pragma unroll
-    for (int x = 0; x < PER; ++x) acc[x] += w * src[x];
-  }
-  const float inv = sum > 0.f ? 1.f / sum : 0.f;
-  char* dst = static_cast<char*>(p.o) + (static_cast<long long>(row) * D + lane * PER) * 2;
-#pragma unroll
-  for (int x = 0; x < PER; x += 2)
-    *reinterpret_cast<std::uint32_t*>(dst + x * 2) = pack2<QT == 0>(acc[x] * inv, acc[x + 1] * inv);
-  if (lane == 0) p.lse[row] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+  if (p.num_splits > 1) finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
 }
 
 using KernelFn = void (*)(Params);
@@ -516,14 +547,12 @@ KernelFn prepared_kernel() {
 
 struct Picked {
   KernelFn fn = nullptr;
-  KernelFn combine = nullptr;
   int smem = 0;
 };
 
 template <int D, int KV, int QT>
 Picked pick_ks(int ks) {
   Picked k;
-  k.combine = combine_kernel<D, QT>;
   if (ks == 4) {
     k.fn = prepared_kernel<D, KV, QT, 4>();
     k.smem = Cfg<D, KV, QT, 4>::SMEM;
@@ -589,10 +618,12 @@ Launcher::Launcher(const Arguments& a, int sm_count) : a_(a) {
   // Splits: the fewest whose waves (ceil(CTAs / slots)) per split are within 3% of the best,
   // at least 256 keys each.
   const int max_splits = std::max(1, std::min(256, (a.max_cache + 255) / 256));
+  // A partial last wave leaves SMs with fewer CTAs (less in flight) for its duration, so a
+  // split can pay even when the CTAs outnumber the slots (fp8's 3 CTAs per SM at 512 CTAs).
   int best = 1;
   if (a.num_splits > 0) {
     best = std::min(a.num_splits, std::max(1, (a.max_cache + kBN - 1) / kBN));
-  } else if (base < slots) {
+  } else {
     double best_cost = 1e30;
     for (int s = 1; s <= max_splits; ++s) {
       const double waves = std::ceil(static_cast<double>(base * s) / static_cast<double>(slots));
@@ -610,7 +641,9 @@ Launcher::Launcher(const Arguments& a, int sm_count) : a_(a) {
 std::size_t Launcher::workspace_size() const {
   if (splits_ <= 1) return 0;
   const std::size_t rows = static_cast<std::size_t>(a_.batch) * a_.new_tokens * a_.heads;
-  return static_cast<std::size_t>(splits_) * rows * (static_cast<std::size_t>(a_.head_dim) + 1) * sizeof(float);
+  const std::size_t counters = static_cast<std::size_t>(a_.batch) * a_.heads_kv * row_chunks_;
+  return static_cast<std::size_t>(splits_) * rows * (static_cast<std::size_t>(a_.head_dim) + 1) * sizeof(float) +
+         counters * sizeof(int);
 }
 
 void Launcher::run(cudaStream_t stream) const {
@@ -625,7 +658,9 @@ void Launcher::run(cudaStream_t stream) const {
     if (!ws_) throw std::runtime_error("decode/fa3: the split workspace is not set");
     p.o_part = static_cast<float*>(ws_);
     p.lse_part = p.o_part + static_cast<std::size_t>(splits_) * rows_total * a_.head_dim;
+    p.counters = reinterpret_cast<int*>(p.lse_part + static_cast<std::size_t>(splits_) * rows_total);
   }
+  p.rotate = a_.rotate;
   p.table = a_.block_table;
   p.lens = a_.cache_len;
   p.heads = a_.heads;
@@ -647,7 +682,35 @@ void Launcher::run(cudaStream_t stream) const {
   const Picked k = pick(a_, key_slices_);
   const dim3 grid(splits_, a_.heads_kv * row_chunks_, a_.batch);
   k.fn<<<grid, kThreads, k.smem, stream>>>(p);
-  if (splits_ > 1) k.combine<<<static_cast<unsigned>((rows_total + 3) / 4), 128, 0, stream>>>(p);
+
+}
+
+namespace {
+
+__global__ void gather_kernel(const uint4* pool, const int* table, int shift, int pages_per_seq, int cache,
+                              int row_chunks, uint4* out) {
+  const int b = blockIdx.y;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+       i < static_cast<long long>(cache) * row_chunks; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(i / row_chunks), q = static_cast<int>(i % row_chunks);
+    const long long src_row =
+        (static_cast<long long>(table[static_cast<long long>(b) * pages_per_seq + (j >> shift)]) << shift) |
+        (j & ((1 << shift) - 1));
+    out[(static_cast<long long>(b) * cache + j) * row_chunks + q] = pool[src_row * row_chunks + q];
+  }
+}
+
+}  // namespace
+
+void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch,
+                       int cache, std::size_t row_bytes, void* out, cudaStream_t stream) {
+  if (page_size <= 0 || (page_size & (page_size - 1)) != 0 || row_bytes % 16 != 0)
+    throw std::invalid_argument("decode/fa3 gather_contiguous: a power-of-two page size and 16-byte rows needed");
+  const int row_chunks = static_cast<int>(row_bytes / 16);
+  const dim3 grid(static_cast<unsigned>(std::min<long long>(1024, (static_cast<long long>(cache) * row_chunks + 255) / 256)),
+                  static_cast<unsigned>(batch));
+  gather_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(pool), block_table, log2_exact(page_size),
+                                          pages_per_seq, cache, row_chunks, static_cast<uint4*>(out));
 }
 
 std::string Launcher::variant() const {

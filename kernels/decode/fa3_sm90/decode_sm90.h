@@ -6,8 +6,9 @@
 // through the block table with cp.async (16-byte copies, zero-filled past the sequence's end)
 // into a 3-stage shared-memory ring, multiplied with mma.sync (bf16, or fp16 for fp16 and fp8
 // K/V, whose e4m3 values widen to fp16 exactly), and an online softmax keeps each warp's rows.
-// When batch x KV heads cannot fill the SMs, the cache is split over CTAs (num_splits) and a
-// second kernel combines the splits' partial outputs by their LSE.
+// When batch x KV heads cannot fill the SMs (or would leave a partial last wave), the cache is
+// split over CTAs (num_splits); the last CTA of each (sequence, KV head) to finish combines
+// the splits' partial outputs by their LSE, in the same kernel.
 //
 // Everything the kernel reads about the problem's lengths (cache_len, block table) is in
 // device memory, so a captured graph serves any lengths up to max_cache.
@@ -37,6 +38,7 @@ struct Arguments {
   float k_descale = 1, v_descale = 1;  // true value = stored x descale (fp8 K/V)
   Elem q_type = Elem::bf16, kv_type = Elem::bf16;
   int num_splits = 0;  // 0: planned from the SM count; else forced (tests)
+  bool rotate = false; // start each CTA's key loop at a CTA-dependent block (A/B switch)
 };
 
 // "" when the kernel supports the arguments, else why not.
@@ -46,7 +48,9 @@ class Launcher {
  public:
   // Plans the launch (split count from sm_count and the kernel's occupancy).
   Launcher(const Arguments& a, int sm_count);
-  // Bytes of workspace the split combine needs (0 without splits); set it before run().
+  // Bytes of workspace the splits need (0 without splits): partial O and LSE, and one counter
+  // per (sequence, KV head, row chunk). Zero-fill it once before the first run(); the kernel
+  // leaves the counters at zero again, so it serves every later run and graph replay.
   std::size_t workspace_size() const;
   void set_workspace(void* ws) { ws_ = ws; }
   // Enqueues the kernel (and the combine) on `stream`; no host synchronisation (capturable).
@@ -61,5 +65,11 @@ class Launcher {
   int splits_ = 1, split_keys_ = 0, key_slices_ = 4, row_chunks_ = 1;
   void* ws_ = nullptr;
 };
+
+// Copies the first `cache` keys of every sequence of a paged pool into the contiguous layout
+// (row b * cache + j), through the block table: out holds batch * cache rows of row_bytes (a
+// multiple of 16). For checking a paged layout against the contiguous one on the same data.
+void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch,
+                       int cache, std::size_t row_bytes, void* out, cudaStream_t stream);
 
 }  // namespace genbench::decode::fa3
