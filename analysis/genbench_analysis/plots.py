@@ -278,12 +278,7 @@ def rescale_unit(unit: str, max_value: float) -> Tuple[str, float]:
     for p, f in _SI:
         if f < f0 and max_value * f0 / f >= 0.1:
             return p + base, f0 / f
-    return "" + base, f0
-
-
-def flops_unit(max_tflops: float) -> Tuple[str, float]:
-    """TFLOP/s, or GFLOP/s when every value is small (CPU runs): unit and factor from TFLOP/s."""
-    return ("TFLOP/s", 1.0) if not np.isfinite(max_tflops) or max_tflops >= 0.1 else ("GFLOP/s", 1e3)
+    return base, f0
 
 
 def _function_of(df: pd.DataFrame, col: str, x: str) -> bool:

@@ -3,12 +3,10 @@ versus and the report; an op the package has never heard of ("decode": GB/s agai
 bounded by the copy ceiling) gets its plot and comparison from its file alone."""
 
 import json
-import math
 import os
 
 import h5py
 import numpy as np
-import pandas as pd
 import pytest
 
 import genbench_analysis as ga
@@ -315,6 +313,11 @@ def test_metric_label():
     assert ga.metric_label("ceiling_fraction", "") == "ceiling_fraction"
     assert ga.metric_label("overhead_s", "s") == "overhead (s)"
     assert plots.short_metric("busbw_GBps", "GB/s") == "busbw" and plots.short_metric("GBps", "GB/s") == "GBps"
+    assert plots.rescale_unit("TFLOP/s", 0.009) == ("GFLOP/s", 1e3)
+    assert plots.rescale_unit("TFLOP/s", 7e-5) == ("MFLOP/s", 1e6)
+    assert plots.rescale_unit("TFLOP/s", 0.5) == ("TFLOP/s", 1.0)
+    assert plots.rescale_unit("GB/s", 0.002) == ("MB/s", 1e3)
+    assert plots.rescale_unit("tokens/s", 0.001) == ("tokens/s", 1.0)  # no SI prefix to drop
 
 
 def test_plot_command(v2, tmp_path, capsys):
