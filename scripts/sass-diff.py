@@ -91,9 +91,9 @@ def compile_tu(entry, src_root, tree, outdir):
     log = r.stdout + r.stderr
     if r.returncode != 0:
         die(f"compiling {entry['file']} in {tree} failed ({r.returncode}):\n{log[-3000:]}")
-    # Keep only the cubins (the rest of --keep is large).
+    # Keep only the cubins and the PTX (the rest of --keep is large).
     for f in os.listdir(keep):
-        if not f.endswith(".cubin"):
+        if not f.endswith((".cubin", ".ptx")):
             os.remove(os.path.join(keep, f))
     with open(os.path.join(outdir, "ptxas.log"), "w") as f:
         f.write(log)
@@ -214,6 +214,35 @@ def parse_sass(text):
     return out
 
 
+PTX_ENTRY = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.entry\s+(\S+?)\(")
+
+
+def ptx_kernels(path, keep_registers=False):
+    """{kernel: [normalised PTX line]} of one .ptx file: .loc/.file lines and comments dropped,
+    virtual register numbers and labels normalised (for locating a change; ptxas turns equal
+    PTX into equal SASS)."""
+    out, cur = {}, None
+    with open(path) as f:
+        for line in f:
+            m = PTX_ENTRY.match(line)
+            if m:
+                cur = norm_name(m.group(1))
+                out[cur] = []
+            if cur is None:
+                continue
+            line = line.split("//")[0].strip()
+            if not line or line.startswith((".loc", ".file")):
+                continue
+            if not keep_registers:
+                line = re.sub(r"%(r|rd|f|fd|p|rs|h|hh|b)\d+", r"%\1", line)
+                line = re.sub(r"\$L__\w+", "$L", line)
+            if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern")):
+                cur = None  # the next definition (inline asm braces make "}" no end marker)
+                continue
+            out[cur].append(ANON.sub("ANON", line))
+    return out
+
+
 # ---------------------------------------------------------------------------- comparing
 
 def build_tree(entries, src_root, tree, workdir):
@@ -229,12 +258,15 @@ def build_tree(entries, src_root, tree, workdir):
             print(f"  compiling {rel}", file=sys.stderr, flush=True)
             shutil.rmtree(outdir, ignore_errors=True)
             log = compile_tu(e, src_root, tree, outdir)
-        cubins = {}
+        cubins, ptx = {}, {}
         for f in sorted(os.listdir(os.path.join(outdir, "keep"))):
             m = re.search(r"\.(sm_\w+)\.cubin$", f)
             if m:
                 cubins[m.group(1)] = os.path.join(outdir, "keep", f)
-        res[rel] = {"ptxas": ptxas_report(log), "cubins": cubins}
+            m = re.search(r"\.compute_(\w+)\.ptx$", f)
+            if m:
+                ptx["sm_" + m.group(1)] = os.path.join(outdir, "keep", f)
+        res[rel] = {"ptxas": ptxas_report(log), "cubins": cubins, "ptx": ptx}
     return res
 
 
@@ -260,6 +292,10 @@ def main():
     ap.add_argument("--cache", help="folder to keep the base's compiled results in, by commit")
     ap.add_argument("--show", type=int, default=40, help="diff lines shown per changed kernel (SASS mode)")
     ap.add_argument("--disasm", default="auto", choices=["auto", "cuobjdump", "nvdisasm", "bytes"])
+    ap.add_argument("--ptx-registers", action="store_true", help="with --ptx: keep PTX register numbers and labels "
+                    "(ptxas's output can depend on them)")
+    ap.add_argument("--ptx", action="store_true", help="for each kernel whose machine code changed, also show the "
+                    "change in its PTX (normalised: no line info, register numbers or labels)")
     a = ap.parse_args()
 
     src_root = os.path.realpath(git(os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--show-toplevel"))
@@ -297,14 +333,14 @@ def main():
         rb = build_tree(chosen, src_root, wt, base_dir)
         print("building the working tree", file=sys.stderr)
         rn = build_tree(chosen, src_root, src_root, os.path.join(tmp, "new-out"))
-        return compare(rb, rn, tool, a.show)
+        return compare(rb, rn, tool, a.show, a.ptx, a.ptx_registers)
     finally:
         if os.path.exists(wt):
             subprocess.run(["git", "-C", src_root, "worktree", "remove", "--force", wt], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def compare(rb, rn, tool, show):
+def compare(rb, rn, tool, show, show_ptx=False, ptx_registers=False):
     per_arch = {}  # arch -> [compared, identical, [changed], [one side only], [notes]]
     reg_lines = []
     for tu in sorted(rb):
@@ -348,6 +384,12 @@ def compare(rb, rn, tool, show):
                 # the encoded instructions do.
                 decisive = [x for x in notes if not (sb is not None and x.startswith(("code bytes", "attributes")))]
                 if decisive:
+                    if show_ptx and arch in B["ptx"] and arch in N["ptx"]:
+                        pa = ptx_kernels(B["ptx"][arch], ptx_registers).get(k, [])
+                        pz = ptx_kernels(N["ptx"][arch], ptx_registers).get(k, [])
+                        d = list(difflib.unified_diff(pa, pz, "base", "new", n=2, lineterm=""))
+                        notes.append(f"PTX: {len(pa)} -> {len(pz)} lines" + (", identical" if not d else
+                                     ":\n      " + "\n      ".join(d[:show])))
                     st[2].append((tu, k, notes))
                 else:
                     st[1] += 1
