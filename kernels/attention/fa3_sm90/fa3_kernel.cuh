@@ -37,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "backend/cuda/check.h"
@@ -94,13 +95,45 @@ struct SplitParams {
   int* count;  // pieces finished, per split tile and consumer warpgroup; zero between launches
 };
 
+// ------------------------------------------------------------------------------ shared memory
+
+// The mbarriers and handout slots of one CTA (8-byte mbarriers first, then ints).
+template <int S, int C>
+struct alignas(128) Barriers {
+  std::uint64_t q_full;                       // the Q tile has landed
+  std::uint64_t k_full[S], k_empty[S];        // K ring: loaded / released by every consumer warp
+  std::uint64_t v_full[S], v_empty[S];        // V ring
+  std::uint64_t q_empty;                      // every consumer warp is done with the Q tile
+  std::uint64_t tile_full[2], tile_empty[2];  // tile handout ring of a persistent launch
+  int tile_slot[2];                           // the work codes handed out (shared-memory atomics)
+  int last_piece[C];                          // split tail: this warpgroup finishes its tile
+};
+
+// The CTA's shared memory, 1024-aligned tiles (128-byte swizzle) then the barriers:
+//   q [D / chunk][64 C rows][128 bytes], k and v [S stages][BN x D elements] (K in 128-byte
+//   column chunks like Q, V as E lays it out), o [D / 64][64 C rows][128 bytes] when O has a
+//   staging buffer of its own (OB > 0; else it is staged in q).
+template <int QB, int KVB, int S, int OB, class Bar>
+struct SharedStorage {
+  alignas(1024) unsigned char q[QB];
+  alignas(1024) unsigned char k[S][KVB];
+  alignas(1024) unsigned char v[S][KVB];
+  alignas(1024) unsigned char o[OB];
+  Bar bar;
+};
+template <int QB, int KVB, int S, class Bar>
+struct SharedStorage<QB, KVB, S, 0, Bar> {
+  alignas(1024) unsigned char q[QB];
+  alignas(1024) unsigned char k[S][KVB];
+  alignas(1024) unsigned char v[S][KVB];
+  Bar bar;
+};
+
 // One configuration: head dim D, key tile BN, C consumer warpgroups of 64 query rows each
-// (block of 64 C rows) beside the producer warpgroup, S stages in the K/V rings.
-// Shared memory: Q [chunks][64 C rows][128 bytes], K and V stages of BN x D elements each
-// (K in 128-byte column chunks like Q; V as E lays it out), optionally an O staging buffer,
-// then the mbarriers. Every tile is a multiple of 1024 bytes, so all start 1024-aligned.
+// beside the producer warpgroup, S stages in the K/V rings, element traits E; its sizes,
+// registers, shared storage and the variants it compiles in.
 template <int D, int BN, int C, int S, class E>
-struct Layout {
+struct Traits {
   static constexpr int kBlockM = 64 * C;
   static constexpr int kThreads = 128 * (C + 1);
   // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
@@ -112,57 +145,174 @@ struct Layout {
   static constexpr int kQBytes = kBlockM * D * E::kElemBytes;
   static constexpr int kKVBytes = BN * D * E::kElemBytes;
   static constexpr int kOBytes = kBlockM * D * 2;  // O is 16-bit
-  static constexpr int kOffK = kQBytes;
-  static constexpr int kOffV = kQBytes + S * kKVBytes;
-  // Barriers: bar_q, full/empty of K and V (S each), q_empty, tile_full[2], tile_empty[2], then
-  // the two tile slots and one split-tail flag per consumer warpgroup (ints).
-  static constexpr int kOffSlots = 8 * (1 + 4 * S + 1 + 4);
-  static constexpr int kOffFlags = kOffSlots + 8;
-  static constexpr int kBarBytes = (kOffFlags + 4 * C + 127) / 128 * 128;
-  // O is staged for its stores in a buffer of its own when it fits beside Q and the K/V ring,
-  // so the next tile's Q can load during the epilogue; else in the Q tile itself (16-bit only:
-  // an 8-bit Q tile is half the size of O).
+  using Bar = Barriers<S, C>;
+  static constexpr int kBarBytes = static_cast<int>(sizeof(Bar));
+
+  // ---- variants
+  // O staged in a buffer of its own (where it fits beside Q and the rings), else in the Q tile.
   static constexpr bool kSeparateO = kQBytes + 2 * S * kKVBytes + kOBytes + kBarBytes + 1024 <= 227 * 1024;
-  static constexpr int kOffO = kSeparateO ? kQBytes + 2 * S * kKVBytes : 0;
-  static constexpr int kOffBar = kQBytes + 2 * S * kKVBytes + (kSeparateO ? kOBytes : 0);
+  static constexpr bool kTmaStoreO = E::template kTmaStoreO<D>;  // O by TMA stores, else 16-byte stores
+  static constexpr bool kSplit = D == 128 && E::kSplitTail;      // the split tail (fa3_split.h)
+  // The narrow first block (Consumer::first_block_narrow): 16-bit d=64 on two consumers.
+  static constexpr bool kNarrowFirst = D == 64 && C == 2 && E::kElemBytes == 2;
+  // Warpgroups whose 64 rows all lie past seqlen_q skip the tile's work (Consumer::idle_tile).
+  static constexpr bool kIdleWarpgroups = C >= 3;
+  static constexpr float kSlack = E::template kRescaleSlackLog2<D>;
+  static constexpr bool kLazy = kSlack > 0.f;                        // lazy rescaling
+  static constexpr bool kMaxFree = E::template kMaxFreeBlocks<D>;  // max-free blocks
+
+  using Storage = SharedStorage<kQBytes, kKVBytes, S, kSeparateO ? kOBytes : 0, Bar>;
+  static constexpr int kOffK = static_cast<int>(offsetof(Storage, k));
+  static constexpr int kOffV = static_cast<int>(offsetof(Storage, v));
+  static constexpr int kOffBar = static_cast<int>(offsetof(Storage, bar));
   static constexpr int kBytes = kOffBar + kBarBytes + 1024;  // + alignment slack
   static_assert(kSeparateO || E::kElemBytes == 2, "O staging needs its own buffer with 8-bit inputs");
-  static constexpr bool kTmaStoreO = E::template kTmaStoreO<D>;
   static_assert(kKVBytes % 1024 == 0, "K/V tiles must keep 1024-byte alignment");
   static_assert(kChunks * kChunkElems == D, "head_dim must fill whole 128-byte swizzle rows");
-  static_assert(kOffK % 1024 == 0 && kOffV % 1024 == 0 && kOffBar % 1024 == 0, "tiles must start 1024-aligned");
+  static_assert(kOffK == kQBytes && kOffV == kQBytes + S * kKVBytes &&
+                    kOffBar == kQBytes + 2 * S * kKVBytes + (kSeparateO ? kOBytes : 0),
+                "tiles must be packed");
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
 
-// The split tail (fa3_split.h) where E::kSplitTail has it, at head dim 128 only. At 256, O's
-// 128 registers a thread leave the combine of the pieces no room (ptxas spills), and d=256 is
-// the fastest shape anyway; at 64 the split's code made the kernels 4-8% slower at 512-1K
-// (where they do not split) for at most 1% at 16K (docs/perf-notes.md, fa3 v12). Off, its code
-// is compiled out.
+// The split tail where E::kSplitTail has it (head dim 128 only; off, its code is compiled out).
 template <int D, class E>
 constexpr bool kSplitTail = D == 128 && E::kSplitTail;
 
-// The narrow first block: where the tile's first key block (the last by key, visited first)
-// holds keys for this warpgroup's rows only in its first half, its QK^T and softmax run BN / 2
-// wide, and P is zero beyond. On for 16-bit d=64 on two consumer warpgroups, the causal
-// short-sequence configuration (fa3_sm90.cu), where the diagonal block of every tile has no key
-// for the first warpgroup's rows past its first half and tiles have one to eight key blocks.
-// Elsewhere its code is compiled out: at fp8 d=128 (4096 keys end in 64 of 192) it saved 1.7% of
-// the kernel's time and ptxas's schedule of the main loop lost 1% (docs/perf-notes.md, fa3 v9).
-template <int D, int C, class E>
-constexpr bool kNarrowFirst = D == 64 && C == 2 && E::kElemBytes == 2;
-
 #ifdef GENBENCH_SM90A_ENABLED
 
-// Ring position g (K/V blocks counted across tiles, never negative) -> stage and mbarrier phase.
+// The CTA's shared storage: a generic pointer and its shared-window address (what TMA, wgmma
+// and mbarrier instructions take), aligned up to 1024 bytes.
+template <class T>
+struct Smem {
+  using Storage = typename T::Storage;
+  using Bar = typename T::Bar;
+  Storage* ptr;
+  std::uint32_t addr;
+
+  __device__ __forceinline__ static Smem aligned(unsigned char* raw_ptr) {
+    const std::uint32_t raw = sm90::smem_addr(raw_ptr);
+    const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
+    return {reinterpret_cast<Storage*>(raw_ptr + pad), raw + pad};
+  }
+  __device__ __forceinline__ std::uint32_t q() const { return addr; }
+  __device__ __forceinline__ std::uint32_t k(int s) const { return addr + T::kOffK + s * T::kKVBytes; }
+  __device__ __forceinline__ std::uint32_t v(int s) const { return addr + T::kOffV + s * T::kKVBytes; }
+  // The address of barrier field `off` (offsetof(Bar, ...)).
+  __device__ __forceinline__ std::uint32_t bar(std::size_t off) const {
+    return addr + T::kOffBar + static_cast<std::uint32_t>(off);
+  }
+  // Where O is staged: its own buffer, or the Q tile.
+  __device__ __forceinline__ unsigned char* o_stage() const {
+    if constexpr (T::kSeparateO) return ptr->o;
+    else return ptr->q;
+  }
+};
+
+// ------------------------------------------------------------------------------ barrier protocols
+
+// A position in a ring of S stages, counted from 0 across tiles (never negative): its stage
+// and the parity of the stage's mbarrier phase.
 template <int S>
-__device__ __forceinline__ int stage_of(int g) {
-  return static_cast<int>(static_cast<unsigned>(g) % S);
-}
+struct RingState {
+  int count;
+  __device__ __forceinline__ int stage() const { return static_cast<int>(static_cast<unsigned>(count) % S); }
+  __device__ __forceinline__ std::uint32_t phase() const { return (static_cast<unsigned>(count) / S) & 1u; }
+  __device__ __forceinline__ RingState operator+(int n) const { return {count + n}; }
+  __device__ __forceinline__ RingState prev() const { return {count - 1}; }
+  __device__ __forceinline__ void advance(int n) { count += n; }
+};
+
+// A ring of S stages, each with a "full" mbarrier (the producer's arrival, with TMA
+// transactions) and an "empty" one (one arrival per consumer warp); stage s's barriers at
+// full + 8 s and empty + 8 s.
 template <int S>
-__device__ __forceinline__ std::uint32_t phase_of(int g) {
-  return (static_cast<unsigned>(g) / S) & 1u;
-}
+struct Ring {
+  std::uint32_t full, empty;
+
+  __device__ __forceinline__ std::uint32_t full_bar(RingState<S> r) const { return full + 8 * r.stage(); }
+  __device__ __forceinline__ std::uint32_t empty_bar(RingState<S> r) const { return empty + 8 * r.stage(); }
+  // Producer: wait until the consumers have released the stage's previous use.
+  __device__ __forceinline__ void acquire(RingState<S> r) const {
+    const int s = r.stage();
+    const std::uint32_t phase = r.phase();
+    sm90::mbar_wait(empty + 8 * s, phase ^ 1);
+  }
+  // Producer, for a ring whose first S positions need no wait: the same as acquire(), from the
+  // phase of the stage's previous use, S positions back.
+  __device__ __forceinline__ void acquire_reused(RingState<S> r) const {
+    sm90::mbar_wait(empty + 8 * r.stage(), (r + (-S)).phase());
+  }
+  // Producer: arrive on the stage's full barrier, expecting `bytes` of TMA transactions on it.
+  __device__ __forceinline__ void expect(RingState<S> r, std::uint32_t bytes) const {
+    sm90::mbar_arrive_expect_tx(full_bar(r), bytes);
+  }
+  // Producer: arrive on the stage's full barrier (data written by this thread).
+  __device__ __forceinline__ void commit(RingState<S> r) const { sm90::mbar_arrive(full_bar(r)); }
+  // Consumer: wait until the stage is full.
+  __device__ __forceinline__ void wait(RingState<S> r) const { sm90::mbar_wait(full_bar(r), r.phase()); }
+  // Consumer warp: done with the stage (every consumer warp arrives once).
+  __device__ __forceinline__ void release(RingState<S> r, int lane) const {
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(empty_bar(r));
+  }
+};
+
+// Ping-pong: the consumer warpgroups take turns issuing their GEMMs in a ring of named
+// barriers: consumer cw waits on barrier kFirst + cw, then signals the next consumer's. The ring
+// runs on across tiles; consumer 0 gives itself the first turn (start) and takes back the one
+// arrival left pending at the end (finish). Barriers 1 .. C are the consumers' own.
+template <int C>
+struct Turns {
+  static constexpr int kFirst = 1 + C;
+  const bool& on;
+  const int& cw;
+  __device__ __forceinline__ void start() const {
+    if (on && cw == 0) sm90::named_barrier_arrive(kFirst, 256);
+  }
+  __device__ __forceinline__ void wait() const {
+    if (on) sm90::named_barrier_sync(kFirst + cw, 256);
+  }
+  __device__ __forceinline__ void pass() const {
+    if (on) sm90::named_barrier_arrive(kFirst + (cw + 1) % C, 256);
+  }
+  __device__ __forceinline__ void finish() const {
+    if (on && cw == 0) sm90::named_barrier_sync(kFirst, 256);
+  }
+};
+
+// The rings of one CTA.
+template <class T, int S>
+struct Rings {
+  Ring<1> q;      // the Q tile (full: loaded; empty: every consumer warp done with it)
+  Ring<S> k, v;   // K and V blocks, positions counted across tiles
+  Ring<2> tiles;  // work codes handed from the producer to the consumers (persistent launches)
+
+  __device__ __forceinline__ static Rings of(const Smem<T>& m) {
+    using Bar = typename T::Bar;
+    return {{m.bar(offsetof(Bar, q_full)), m.bar(offsetof(Bar, q_empty))},
+            {m.bar(offsetof(Bar, k_full)), m.bar(offsetof(Bar, k_empty))},
+            {m.bar(offsetof(Bar, v_full)), m.bar(offsetof(Bar, v_empty))},
+            {m.bar(offsetof(Bar, tile_full)), m.bar(offsetof(Bar, tile_empty))}};
+  }
+  // One thread, before the CTA barrier.
+  __device__ __forceinline__ void init(int consumer_warps) const {
+    sm90::mbar_init(q.full, 1);
+    sm90::mbar_init(q.empty, consumer_warps);
+    sm90::mbar_init(tiles.full, 1);
+    sm90::mbar_init(tiles.full + 8, 1);
+    sm90::mbar_init(tiles.empty, consumer_warps);
+    sm90::mbar_init(tiles.empty + 8, consumer_warps);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      sm90::mbar_init(k.full + 8 * s, 1);
+      sm90::mbar_init(v.full + 8 * s, 1);
+      sm90::mbar_init(k.empty + 8 * s, consumer_warps);
+      sm90::mbar_init(v.empty + 8 * s, consumer_warps);
+    }
+    sm90::fence_barrier_init();
+  }
+};
 
 // S[64 x BN] = Q_wg[64 x D] * K_stage[BN x D]^T, one commit group (Q chunks hold BM rows; each
 // k step covers 32 bytes of a 128-byte chunk row).
@@ -239,47 +389,26 @@ __device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams
 #endif  // GENBENCH_SM90A_ENABLED
 
 template <int D, int BN, int C, int S, class E>
-__global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
+__global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                    const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
                    const KernelParams p, const SplitParams sp) {
 #ifdef GENBENCH_SM90A_ENABLED
-  using L = Layout<D, BN, C, S, E>;
+  using L = Traits<D, BN, C, S, E>;
   constexpr int kBlockM = L::kBlockM;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const std::uint32_t raw = sm90::smem_addr(smem_raw);
   const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
   unsigned char* smem = smem_raw + pad;
   const std::uint32_t s_q = raw + pad, s_k = s_q + L::kOffK, s_v = s_q + L::kOffV;
-  const std::uint32_t bar_q = s_q + L::kOffBar;
-  // full_k[s] = bar_q + 8 + 8s, empty_k[s] = full_k + 8S + 8s, full_v, empty_v likewise (S
-  // stages); q_empty: the consumers are done with the Q tile (and, without a separate O buffer,
-  // with the O staging in it), so the next tile's Q may load.
-  const std::uint32_t full_k = bar_q + 8, empty_k = full_k + 8 * S, full_v = empty_k + 8 * S, empty_v = full_v + 8 * S;
-  const std::uint32_t q_empty = empty_v + 8 * S;
-  // Tile handout of a persistent launch: tile_full[j] = q_empty + 8 + 8j, tile_empty[j] =
-  // q_empty + 24 + 8j, the tile numbers in the two int slots after them (L::kOffSlots).
-  const std::uint32_t tile_full = q_empty + 8, tile_empty = q_empty + 24;
+  using Bar = typename L::Bar;
   // The slots are written and read with shared-memory atomics (ordered by the mbarriers like
   // any access; atomics also tell compute-sanitizer's racecheck that the handoff is intended).
-  int* tile_slot = reinterpret_cast<int*>(smem + L::kOffBar + L::kOffSlots);
+  int* tile_slot = reinterpret_cast<int*>(smem + L::kOffBar + offsetof(Bar, tile_slot));
 
-  if (threadIdx.x == 0) {
-    sm90::mbar_init(bar_q, 1);
-    sm90::mbar_init(q_empty, 4 * C);  // one arrival per consumer warp
-    sm90::mbar_init(tile_full, 1);
-    sm90::mbar_init(tile_full + 8, 1);
-    sm90::mbar_init(tile_empty, 4 * C);
-    sm90::mbar_init(tile_empty + 8, 4 * C);
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      sm90::mbar_init(full_k + 8 * s, 1);
-      sm90::mbar_init(full_v + 8 * s, 1);
-      sm90::mbar_init(empty_k + 8 * s, 4 * C);
-      sm90::mbar_init(empty_v + 8 * s, 4 * C);
-    }
-    sm90::fence_barrier_init();
-  }
+  const Smem<L> mem{reinterpret_cast<typename L::Storage*>(smem), s_q};
+  const Rings<L, S> rings = Rings<L, S>::of(mem);
+  if (threadIdx.x == 0) rings.init(4 * C);  // one arrival per consumer warp
   __syncthreads();
 
   // Tiles: a plain launch has one CTA per tile (tile blockIdx.x, then none). A persistent launch
@@ -302,10 +431,11 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       int j = 0;
       auto hand = [&](int code) {
         if (dynamic) {
-          const int s = j & 1;
-          if (j >= 2) sm90::mbar_wait(tile_empty + 8 * s, ((j - 2) >> 1) & 1);
+          const RingState<2> slot{j};
+          const int s = slot.stage();
+          if (j >= 2) rings.tiles.acquire_reused(slot);
           atomicExch(tile_slot + s, code);
-          sm90::mbar_arrive(tile_full + 8 * s);
+          rings.tiles.commit(slot);
         }
         ++j;
       };
@@ -313,32 +443,34 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       sm90::prefetch_tensormap(&tm_k);
       sm90::prefetch_tensormap(&tm_v);
       if (L::kTmaStoreO) sm90::prefetch_tensormap(&tm_o);
-      int g = 0, qn = 0;
+      RingState<S> kv{0};
+      RingState<1> qn{0};
       // Q of the item's tile, then its key blocks from the last to the first.
       auto produce = [&](const Tile& ti) {
         if (!ti.valid) return;
         const int hk = ti.h / p.group;
-        if (qn > 0) sm90::mbar_wait(q_empty, (qn - 1) & 1);
-        ++qn;
-        sm90::mbar_arrive_expect_tx(bar_q, L::kQBytes);
+        const RingState<1> at_q = qn;
+        if (at_q.count > 0) rings.q.acquire(at_q);
+        qn.advance(1);
+        rings.q.expect(at_q, L::kQBytes);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, bar_q, c * L::kChunkElems, ti.h, ti.start_q + ti.row0,
-                            ti.tma_b);
-        for (int it = 0; it < ti.n_blocks; ++it, ++g) {
-          const int n = ti.split.kb_lo + ti.n_blocks - 1 - it, s = stage_of<S>(g);
-          const std::uint32_t phase = phase_of<S>(g);
+          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, rings.q.full_bar(at_q), c * L::kChunkElems, ti.h,
+                            ti.start_q + ti.row0, ti.tma_b);
+        for (int it = 0; it < ti.n_blocks; ++it, kv.advance(1)) {
+          const int n = ti.split.kb_lo + ti.n_blocks - 1 - it, s = kv.stage();
           // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
           // load key block n (K in 128-byte column chunks; V as the element type lays it out).
-          sm90::mbar_wait(empty_k + 8 * s, phase ^ 1);
-          sm90::mbar_arrive_expect_tx(full_k + 8 * s, L::kKVBytes);
+          rings.k.acquire(kv);
+          rings.k.expect(kv, L::kKVBytes);
 #pragma unroll
           for (int c = 0; c < L::kChunks; ++c)
-            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, full_k + 8 * s, c * L::kChunkElems, hk,
-                              ti.start_k + n * BN, ti.tma_b);
-          sm90::mbar_wait(empty_v + 8 * s, phase ^ 1);
-          sm90::mbar_arrive_expect_tx(full_v + 8 * s, L::kKVBytes);
-          E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, full_v + 8 * s, hk, ti.start_k + n * BN, ti.tma_b);
+            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, rings.k.full_bar(kv), c * L::kChunkElems,
+                              hk, ti.start_k + n * BN, ti.tma_b);
+          rings.v.acquire(kv);
+          rings.v.expect(kv, L::kKVBytes);
+          E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, rings.v.full_bar(kv), hk, ti.start_k + n * BN,
+                                    ti.tma_b);
         }
       };
       // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
@@ -386,18 +518,8 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   const float kNegInf = -INFINITY;
 
   const bool pingpong = p.pingpong != 0;
-  // Turn-taking in a ring: consumer cw waits on named barrier kTurn + cw, then signals the
-  // next consumer's; the ring runs on across tiles. Barriers 1 .. C are the consumers'
-  // epilogue barriers. Consumer 0 gives itself the first turn and takes back the one
-  // arrival left pending at the end.
-  constexpr int kTurn = 1 + C;
-  auto turn_wait = [&]() {
-    if (pingpong) sm90::named_barrier_sync(kTurn + cw, 256);
-  };
-  auto turn_pass = [&]() {
-    if (pingpong) sm90::named_barrier_arrive(kTurn + (cw + 1) % C, 256);
-  };
-  if (pingpong && cw == 0) sm90::named_barrier_arrive(kTurn, 256);
+  const Turns<C> turns{pingpong, cw};
+  turns.start();
 
   float o[D / 2];
   float s_acc[BN / 2];
@@ -424,18 +546,14 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
   // (docs/perf-notes.md, fa3 v7 and v8).
   float bound_a = 0.f, bound_b = 0.f;
 
-  auto release = [&](std::uint32_t bar) {
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(bar);
-  };
   auto next_tile = [&](int j) {
     if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : end_code;
-    const int s = j & 1;
-    sm90::mbar_wait(tile_full + 8 * s, (j >> 1) & 1);
+    const RingState<2> slot{j};
+    rings.tiles.wait(slot);
     int t = 0;
-    if (lane == 0) t = atomicAdd(tile_slot + s, 0);  // one read per warp
+    if (lane == 0) t = atomicAdd(tile_slot + slot.stage(), 0);  // one read per warp
     t = __shfl_sync(0xffffffffu, t, 0);
-    release(tile_empty + 8 * s);
+    rings.tiles.release(slot, lane);
     return t;
   };
 
@@ -467,12 +585,13 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     }
   };
 
-  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far
+  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far (ring positions)
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
     if (code >= end_code) break;
     const Tile ti = work_of<kBlockM, BN, kSplit>(p, sp, code);
     if (!ti.valid) continue;
+    const RingState<S> kv{g};  // the tile's first K/V block
     const int n_blocks = ti.n_blocks, kb_end = ti.split.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
     const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
@@ -485,7 +604,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
     sm = OnlineSoftmax<BN>();
 
-    sm90::mbar_wait(bar_q, qn & 1);
+    rings.q.wait(RingState<1>{qn});
     ++qn;
     if constexpr (kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
       const float f = 448.f * 1.05f * fabsf(sl2);
@@ -500,15 +619,15 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     // phase) and released, and its ping-pong turns taken. (With two consumers the case needs
     // seqlen_q % 128 in 1..64, and the branch cost fp8 d=128 2-4% at 4K: fa3 v5.)
     if (C >= 3 && ti.row0 + cw * 64 >= ti.seqlen_q) {
-      release(q_empty);
+      rings.q.release(RingState<1>{qn}, lane);
       for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
-        const int gk = g + it, gv = gk - 1;
-        if (it < n_blocks) sm90::mbar_wait(full_k + 8 * stage_of<S>(gk), phase_of<S>(gk));
-        turn_wait();
-        if (it > 0) sm90::mbar_wait(full_v + 8 * stage_of<S>(gv), phase_of<S>(gv));
-        turn_pass();
-        if (it < n_blocks) release(empty_k + 8 * stage_of<S>(gk));
-        if (it > 0) release(empty_v + 8 * stage_of<S>(gv));
+        const RingState<S> at_k = kv + it, at_v = at_k.prev();
+        if (it < n_blocks) rings.k.wait(at_k);
+        turns.wait();
+        if (it > 0) rings.v.wait(at_v);
+        turns.pass();
+        if (it < n_blocks) rings.k.release(at_k, lane);
+        if (it > 0) rings.v.release(at_v, lane);
       }
       g += n_blocks;
       continue;
@@ -519,7 +638,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       // and softmax BN / 2 wide, P zero beyond (the PV stays the loop's, full width: issued
       // at once and alone, the narrow PV measured slower, docs/perf-notes.md fa3 v12).
       bool narrow = false;
-      if constexpr (kNarrowFirst<D, C, E>) {
+      if constexpr (L::kNarrowFirst) {
         const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
         narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
         if (narrow) {
@@ -527,14 +646,14 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
           float s_n[kHalf / 2];  // its own array: aliased onto s_acc, ptxas serialized the wgmmas (fa3 v9)
           // The full block's protocol below with the narrow array (one function for both reordered
           // the PTX prologue of every 16-bit kernel; kept apart, their PTX stays as measured).
-          const int s = stage_of<S>(g);
-          sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
-          turn_wait();
+          const int s = kv.stage();
+          rings.k.wait(kv);
+          turns.wait();
           issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
-          turn_pass();
+          turns.pass();
           sm90::wgmma_wait<0>();
           fence_acc(s_n);
-          release(empty_k + 8 * s);
+          rings.k.release(kv, lane);
           OnlineSoftmax<kHalf> sn;
           if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
           sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
@@ -552,30 +671,31 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         }
       }
       if (!narrow) {
-        const int s = stage_of<S>(g);
-        sm90::mbar_wait(full_k + 8 * s, phase_of<S>(g));
-        turn_wait();
+        const int s = kv.stage();
+        rings.k.wait(kv);
+        turns.wait();
         issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + s * L::kKVBytes);
-        turn_pass();
+        turns.pass();
         sm90::wgmma_wait<0>();
         fence_acc(s_acc);
-        release(empty_k + 8 * s);
+        rings.k.release(kv, lane);
         softmax(kb_end - 1, false, kSlack);
         convert_p();
       }
       for (int it = 1; it < n_blocks; ++it) {
-        const int n = kb_end - 1 - it, gk = g + it, gv = gk - 1;
-        const int sk = stage_of<S>(gk), sv = stage_of<S>(gv);
-        sm90::mbar_wait(full_k + 8 * sk, phase_of<S>(gk));
-        turn_wait();
+        const int n = kb_end - 1 - it;
+        const RingState<S> at_k = kv + it, at_v = at_k.prev();
+        const int sk = at_k.stage(), sv = at_v.stage();
+        rings.k.wait(at_k);
+        turns.wait();
         issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + sk * L::kKVBytes);
         if constexpr (!kLazy) sm.rescale<D>(o);
-        sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
+        rings.v.wait(at_v);
         E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
-        turn_pass();
+        turns.pass();
         sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
         fence_acc(s_acc);
-        release(empty_k + 8 * sk);
+        rings.k.release(at_k, lane);
         // Max-free blocks start after two with the max, the second without slack, so that they
         // start from the exact row max (P <= 2^offset).
         const bool max_free = it >= 2 && max_free_ok();
@@ -583,29 +703,30 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         sm90::wgmma_wait<0>();
         fence_acc(o);
         fence_frag(pf);
-        release(empty_v + 8 * sv);
+        rings.v.release(at_v, lane);
         if constexpr (kLazy)
           if (sm.rescale_o) sm.rescale<D>(o);
         if (max_free) convert_p_checked();  // a rebase rescales O itself
         else convert_p();
       }
-      if constexpr (L::kSeparateO) release(q_empty);  // every QK^T of the tile is complete
+      if constexpr (L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // every QK^T of the tile is complete
       // PV of block kb_lo.
       {
-        const int gv = g + n_blocks - 1, sv = stage_of<S>(gv);
+        const RingState<S> at_v = (kv + n_blocks).prev();
+        const int sv = at_v.stage();
         if constexpr (!kLazy) sm.rescale<D>(o);
-        sm90::mbar_wait(full_v + 8 * sv, phase_of<S>(gv));
-        turn_wait();
+        rings.v.wait(at_v);
+        turns.wait();
         E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
-        turn_pass();
+        turns.pass();
         sm90::wgmma_wait<0>();
         fence_acc(o);
         fence_frag(pf);
-        release(empty_v + 8 * sv);
+        rings.v.release(at_v, lane);
       }
       g += n_blocks;
     } else if constexpr (L::kSeparateO) {
-      release(q_empty);
+      rings.q.release(RingState<1>{qn}, lane);
     }
 
     // ---------------------------------------------------------------- epilogue
@@ -624,7 +745,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
       __threadfence();
       sm90::named_barrier_sync(1 + cw, 128);
-      volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + L::kOffFlags) + cw;
+      volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + offsetof(Bar, last_piece)) + cw;
       if (tid == 0) {
         int* count = sp.count + te.split.tail * C + cw;
         const bool last = atomicAdd(count, 1) == te.split.pieces - 1;
@@ -633,7 +754,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       }
       sm90::named_barrier_sync(1 + cw, 128);
       if (*last_flag == 0) {
-        if constexpr (!L::kSeparateO) release(q_empty);
+        if constexpr (!L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);
         continue;
       }
       __threadfence();
@@ -677,7 +798,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
     // the warpgroup, and the previous tile's TMA store, are done reading the previous staging.
     if (L::kTmaStoreO && tid == 0) sm90::bulk_wait_read<0>();
     sm90::named_barrier_sync(1 + cw, 128);
-    unsigned char* stage = smem + L::kOffO + cw * 64 * 128;
+    unsigned char* stage = smem + (L::kSeparateO ? L::kOffBar - L::kOBytes : 0) + cw * 64 * 128;
     const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
 #pragma unroll
     for (int i = 0; i < D / 8; ++i) {
@@ -720,7 +841,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
         }
       }
     }
-    if constexpr (!L::kSeparateO) release(q_empty);  // the staging in the Q tile is read
+    if constexpr (!L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // the staging in the Q tile is read
     if (lane % 4 == 0) {
       const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
                                           : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
@@ -731,7 +852,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
       if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) - kOffsetLn : kNegInf;
     }
   }
-  if (pingpong && cw == 0) sm90::named_barrier_sync(kTurn, 256);  // the last pending arrival
+  turns.finish();
   if (L::kTmaStoreO && tid == 0) sm90::bulk_wait<0>();  // this warpgroup's last O stores are complete
 #endif  // GENBENCH_SM90A_ENABLED
 }
@@ -742,7 +863,7 @@ __global__ void __launch_bounds__(Layout<D, BN, C, S, E>::kThreads, 1)
 template <int D, int BN, int C, int S, class E>
 void set_smem_limit() {
   GENBENCH_CHECK_CUDA(cudaFuncSetAttribute(fa3_fwd_kernel<D, BN, C, S, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Layout<D, BN, C, S, E>::kBytes));
+                                           Traits<D, BN, C, S, E>::kBytes));
 }
 
 // A [batch, seq, heads, d] tensor of `elem_bytes`-byte elements as a 4-D map (d innermost),
@@ -825,7 +946,7 @@ template <int D, int BN, int C, int S, class E>
 void launch_kernel(KernelParams kp, const Tensors& pr, const CUtensorMap& tq, const CUtensorMap& tk,
                    const CUtensorMap& tv, const CUtensorMap& to, int ctas, const SplitTail& split,
                    cudaStream_t stream) {
-  using L = Layout<D, BN, C, S, E>;
+  using L = Traits<D, BN, C, S, E>;
   const SplitParams sp = split_params(ctas > 0 ? split : SplitTail{}, kp.num_tiles);
   const int grid = ctas > 0 ? std::min(sp.num_claims, ctas) : kp.num_tiles;
   kp.sched = ctas > 0 ? pr.sched : nullptr;
