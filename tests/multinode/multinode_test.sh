@@ -37,7 +37,7 @@ export PATH=$PATH:/usr/sbin:/sbin
 [ -x "$bin" ] || fail "genbench binary $bin not found (set GENBENCH_BIN)"
 "$py" -c 'import h5py, pandas' 2>/dev/null || skip "$py has no h5py or pandas"
 command -v mpirun >/dev/null || skip "no mpirun"
-# shellcheck source=tests/multinode/nodes.sh
+# shellcheck source=nodes.sh
 . "$here/nodes.sh"
 why=$(mn_can_make_nodes) || skip "$why"
 
@@ -323,6 +323,7 @@ mpi node1,node2 run "$here/configs/dead.yaml" -o "$R/dead.h5" --resume -q > "$tm
   || fail "the resume exited $? ($(tail -n 3 "$tmp/logs/resume.txt" | tr '\n' ' '))"
 # /system is the first run's: the resumed points' ranks ran on node2, the table still says node3.
 check file "$R/dead.h5" --hosts node1,node3 --per-node 2 --state complete --resumed || fail "the resumed file"
+log "note: the resumed file's /system still names node3 for ranks 2 and 3 (the first run's rows are kept)"
 
 # ============================== the Slurm part's result =========================================
 log "mpirun part passed; waiting for the Slurm part"

@@ -17,7 +17,7 @@
 # Every process of a node can be found by its UTS namespace (mn_node_pids) and killed at once
 # (mn_kill_node), which is how a node dies. mn_teardown ends everything; each holder also ends
 # its node by itself once the process that made it is gone, so a test killed with SIGKILL
-# leaves nothing running behind either (MN_DIR's removal is then left to mn_reaper).
+# leaves nothing running behind either (MN_DIR itself is then removed by tests/multinode/reaper).
 #
 # Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN), unshare and nsenter (util-linux) and ip
 # (iproute2) with veth and bridge support. mn_can_make_nodes says why not, where not.
@@ -164,11 +164,11 @@ mn_node_pids() {
 # mn_kill_node NODE: SIGKILL to every process of NODE, repeated until none is left (a process
 # forked meanwhile is caught by the next round). The node's network goes with its namespace.
 mn_kill_node() {
-  local n=$1 pids round holder fd p
+  local n=$1 pids holder fd p
   holder=$(mn_holder "$n")
   [ -n "$holder" ] && [ -e "/proc/$holder/ns/uts" ] || return 0
   exec {fd}<"/proc/$holder/ns/uts" || return 0
-  for round in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     pids=()
     for p in /proc/[0-9]*; do
       [ "$p/ns/uts" -ef "/proc/self/fd/$fd" ] && pids+=("${p#/proc/}")
