@@ -10,7 +10,11 @@ set -uo pipefail
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-230}
 device_init results/decode-check
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee "$OUT/smi.txt"
-if [ -n "${DECODE_BIN:-}" ] && "$DECODE_BIN" nomode 2>&1 | grep -q "^usage"; then
+# A binary built elsewhere is used when it starts here (its usage line; read whole, since
+# grep -q under pipefail would see the program's SIGPIPE as a failure).
+probe=$([ -n "${DECODE_BIN:-}" ] && "$DECODE_BIN" nomode 2>&1)
+echo "$probe" | head -3
+if [ -n "${DECODE_BIN:-}" ] && grep -q "^usage" <<<"$probe"; then
   BIN=$DECODE_BIN
   echo "== using $BIN"
 else

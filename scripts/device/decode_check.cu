@@ -359,7 +359,8 @@ int main(int argc, char** argv) {
                {{2, 8, 2, 128, 3, 300, 64, true, true, E::bf16, E::fp8_e4m3, 3}, false},
                {{1, 4, 1, 64, 2, 200, 16, false, true, E::fp16, E::fp16, 2}, false},
                {{1, 4, 4, 64, 1, 130, 0, false, false, E::bf16, E::bf16, 0}, false},
-               {{1, 8, 1, 256, 4, 150, 16, false, true, E::bf16, E::bf16, 0}, false}};
+               {{1, 8, 1, 256, 4, 150, 16, false, true, E::bf16, E::bf16, 0}, false},
+               {{2, 8, 2, 128, 1, 300, 16, true, true, E::bf16, E::bf16, 4, true}, false}};
     } else {
       cases = {
           // Llama-3-8B group (4 query heads per KV head), odd lengths, each page size.
