@@ -236,7 +236,7 @@ class Parser {
   }
 
   BenchmarkConfig benchmark(const YAML::Node& n, const Config& cfg, std::size_t index) const {
-    check_keys(n, {"name", "op", "implementations", "axes", "timing"}, strprintf("benchmark #%zu", index + 1));
+    check_keys(n, {"name", "op", "implementations", "axes", "timing", "tags"}, strprintf("benchmark #%zu", index + 1));
     BenchmarkConfig b;
     b.line = n.Mark().line + 1;
     if (!n["name"]) fail(n, strprintf("benchmark #%zu has no 'name'", index + 1));
@@ -289,6 +289,18 @@ class Parser {
       }
     }
     b.timing = n["timing"] ? timing(n["timing"], cfg.timing) : cfg.timing;
+    if (const YAML::Node t = n["tags"]) {
+      if (!t.IsMap()) fail(t, where + ": 'tags' must be a map of names to values (model: llama3-8b)");
+      for (const auto& kv : t) {
+        const std::string key = kv.first.Scalar();
+        if (key.empty() || key.size() > 32 || key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+          fail(kv.first, where + ": tag name '" + key + "' must be 1-32 characters of a-z, 0-9 and _");
+        if (!kv.second.IsScalar()) fail(kv.second, where + ": tag '" + key + "' must have one value");
+        const std::string value = kv.second.Scalar();
+        if (value.size() > 64) fail(kv.second, where + ": tag '" + key + "' is longer than 64 characters");
+        b.tags.emplace_back(key, value);
+      }
+    }
     std::size_t total = b.implementations.size();
     for (const auto& v : b.axis_values) {
       total *= v.size();

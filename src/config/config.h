@@ -27,6 +27,9 @@ struct BenchmarkConfig {
   // left out of the run (the card's own set), instead of being recorded as unsupported.
   bool uses_auto = false;
   TimingPolicy timing;
+  // Labels of the benchmark (model: llama3-8b, phase: decode, part: qkv), in config order; stored
+  // with the benchmark in the result file (group attribute "tags") for the analysis to group by.
+  std::vector<std::pair<std::string, std::string>> tags;
   int line = 0;  // where the benchmark starts in the config, for messages
 };
 

@@ -285,6 +285,7 @@ class Run {
     info.implementations = b.implementations;
     info.sweep_size = sweep_size(b);
     info.timing = b.timing;
+    info.tags = b.tags;
     const auto& done_here = done_[b.name];
     for (const auto& p : expand(b)) {
       if (done_here.count(p.index)) continue;
@@ -354,8 +355,8 @@ class Run {
       // An implementation that throws while deciding (a bad setting, a library error) fails
       // this point with the reason; the run goes on.
       try {
-        if (std::string why = run.impl->can_implement(p, ctx); !why.empty())
-          run.verdict.set(kSevUnsupported, std::move(why));
+        if (std::string reason = run.impl->can_implement(p, ctx); !reason.empty())
+          run.verdict.set(kSevUnsupported, std::move(reason));
       } catch (const std::exception& e) {
         run.verdict.set(kSevFailed, std::string("can_implement: ") + e.what());
       }

@@ -172,6 +172,12 @@ const BadCase kBad[] = {
     {"too_many_points",
      "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: {from: 1, to: 2000, step: 1}, n: {from: 1, to: 2000, step: 1}}}\n",
      "more than"},
+    {"tags_not_a_map", "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], tags: [x]}\n",
+     "'tags' must be a map"},
+    {"tag_bad_name", "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], tags: {Model: x}}\n",
+     "tag name 'Model' must be"},
+    {"tag_list_value", "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], tags: {model: [a, b]}}\n",
+     "tag 'model' must have one value"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Corpus, BadConfig, testing::ValuesIn(kBad),
@@ -216,6 +222,27 @@ TEST(Config, ShippedConfigsParse) {
   for (const char* name : {"smoke.yaml", "attention.yaml", "collectives.yaml", "gemm.yaml", "a100.yaml", "h100.yaml",
                            "b200.yaml", "fa3.yaml", "fa3-fp8.yaml"})
     EXPECT_EQ(seen.count(name), 1u) << name;
+}
+
+TEST(Config, TagsKeepTheirOrderAndTheTuningAxesTheirDefault) {
+  const Config c = parse_config(
+      "benchmarks:\n  - {name: qkv, op: gemm, implementations: [reference], tags: {model: llama3-8b, phase: decode, part: qkv}}\n",
+      "t.yaml");
+  ASSERT_EQ(c.benchmarks[0].tags.size(), 3u);
+  EXPECT_EQ(c.benchmarks[0].tags[0], (std::pair<std::string, std::string>{"model", "llama3-8b"}));
+  EXPECT_EQ(c.benchmarks[0].tags[2], (std::pair<std::string, std::string>{"part", "qkv"}));
+  const auto& b = c.benchmarks[0];
+  const std::size_t ws = b.op->axis_index("cublaslt_workspace_mb");
+  ASSERT_LT(ws, b.axis_values.size());
+  EXPECT_EQ(to_string(b.axis_values[ws].at(0)), "auto");
+  // A tuning axis takes its choices like any axis, and refuses others.
+  const Config t = parse_config(
+      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {cublaslt_workspace_mb: [auto, 64]}}\n",
+      "t.yaml");
+  EXPECT_EQ(expand(t.benchmarks[0]).size(), 2u);
+  EXPECT_THROW(parse_config("benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {cublaslt_workspace_mb: 65}}\n",
+                            "t.yaml"),
+               UsageError);
 }
 
 }  // namespace
