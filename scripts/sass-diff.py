@@ -236,7 +236,7 @@ def ptx_kernels(path, keep_registers=False):
             if not keep_registers:
                 line = re.sub(r"%(r|rd|f|fd|p|rs|h|hh|b)\d+", r"%\1", line)
                 line = re.sub(r"\$L__\w+", "$L", line)
-            if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern")):
+            if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern", ".section")):
                 cur = None  # the next definition (inline asm braces make "}" no end marker)
                 continue
             out[cur].append(ANON.sub("ANON", line))
@@ -381,8 +381,10 @@ def compare(rb, rn, tool, show, show_ptx=False, ptx_registers=False):
                 if pb != pn:
                     notes.append(f"ptxas report differs: {pb} -> {pn}")
                 # With a disassembler the normalised SASS and ptxas's report decide; without one,
-                # the encoded instructions do.
-                decisive = [x for x in notes if not (sb is not None and x.startswith(("code bytes", "attributes")))]
+                # the encoded instructions do. The attributes alone do not (they hold section
+                # indices, which move when another kernel of the file changes).
+                decisive = [x for x in notes if not (x.startswith("attributes") or
+                                                     (sb is not None and x.startswith("code bytes")))]
                 if decisive:
                     if show_ptx and arch in B["ptx"] and arch in N["ptx"]:
                         pa = ptx_kernels(B["ptx"][arch], ptx_registers).get(k, [])
