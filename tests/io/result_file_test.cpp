@@ -86,21 +86,22 @@ PointRecord record(std::size_t index, int iterations, int world = 2) {
   PointRecord r;
   r.point.index = index;
   r.point.impl = "reference";
-  r.point.values = {static_cast<std::int64_t>(index + 1), std::string(index % 2 ? "col" : "row"), 0.25 * index};
+  r.point.values = {static_cast<std::int64_t>(index + 1), std::string(index % 2 ? "col" : "row"), 0.25 * static_cast<double>(index)};
   r.status = schema::kOk;
   r.samples.assign(static_cast<std::size_t>(world), {});
   for (int w = 0; w < world; ++w)
-    for (int k = 0; k < iterations; ++k) r.samples[w].push_back(1e-3 * (w + 1) * (k + 1) + index);
+    for (int k = 0; k < iterations; ++k) r.samples[w].push_back(1e-3 * static_cast<double>(w + 1) * (k + 1) + static_cast<double>(index));
   r.ranks.resize(static_cast<std::size_t>(world));
   for (int w = 0; w < world; ++w) {
     r.ranks[w].summary.n = static_cast<std::size_t>(iterations);
-    r.ranks[w].summary.median = 1.0 + index + w;
+    r.ranks[w].summary.median = 1.0 + static_cast<double>(index + w);
     r.ranks[w].peak_memory_bytes = 1000 * (w + 1);
   }
   r.slowest.n = static_cast<std::size_t>(iterations);
   r.slowest.median = 2e-3 + static_cast<double>(index);
   r.work.flops = static_cast<double>(index + 1);
-  r.op_values = {std::int64_t(index * 10), std::string("L") + std::to_string(index), 1.5 * index, 7.0 + index, 0.125};
+  r.op_values = {std::int64_t(index * 10), std::string("L") + std::to_string(index), 1.5 * static_cast<double>(index),
+                 7.0 + static_cast<double>(index), 0.125};
   return r;
 }
 
@@ -400,7 +401,7 @@ void expect_rows_intact(const Dataset& p, const Dataset& s, const std::set<std::
     ASSERT_EQ(iters[row], iterations) << row;
     for (hsize_t w = 0; w < dims[1]; ++w)
       for (int k = 0; k < iterations; ++k)
-        ASSERT_DOUBLE_EQ(v[(row * dims[1] + w) * dims[2] + k], 1e-3 * (w + 1) * (k + 1) + row)
+        ASSERT_DOUBLE_EQ(v[(row * dims[1] + w) * dims[2] + k], 1e-3 * static_cast<double>(w + 1) * static_cast<double>(k + 1) + static_cast<double>(row))
             << "row " << row << " rank " << w;
   }
 }

@@ -252,7 +252,9 @@ TEST(DecodeReference, HostImplementationValidatesEachLayoutAndKvType) {
         auto c = im->prepare(p, ctx);
         const Validation v = c->validate();
         EXPECT_TRUE(v.ok) << decode_op().describe(p) << ": " << v.detail;
-        if (page > 0) EXPECT_NE(v.detail.find("paged vs contiguous layout of the same data: 0 of"), std::string::npos) << v.detail;
+        if (page > 0) {
+          EXPECT_NE(v.detail.find("paged vs contiguous layout of the same data: 0 of"), std::string::npos) << v.detail;
+        }
         c->run();
       }
   const Point graph = dpoint({{"mode", std::string("graph")}});

@@ -409,7 +409,9 @@ TEST_F(Fa3Gpu, Fp8MaxFreeBlocksAndRebase) {
           EXPECT_EQ(rebase, 0) << v;
         } else {
           EXPECT_GT(max_free, 0) << v;
-          if (limit == low) EXPECT_GT(rebase, max_free / 2) << v;
+          if (limit == low) {
+            EXPECT_GT(rebase, max_free / 2) << v;
+          }
           else EXPECT_LT(rebase, max_free / 100) << v;  // default: rare
         }
       }

@@ -63,7 +63,9 @@ std::int64_t I(std::int64_t x) { return x; }
 TEST_F(DecodeGpu, OddLengthsEveryPageSizeAgainstContiguous) {
   for (std::int64_t page : {0, 16, 64, 128, 256}) {
     const std::string d = check({{"batch", I(3)}, {"cache", I(1000)}, {"page_size", page}, {"varlen", I(1)}});
-    if (page > 0) EXPECT_NE(d.find("paged vs contiguous layout of the same data"), std::string::npos) << d;
+    if (page > 0) {
+      EXPECT_NE(d.find("paged vs contiguous layout of the same data"), std::string::npos) << d;
+    }
   }
 }
 

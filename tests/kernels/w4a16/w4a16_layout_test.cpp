@@ -165,7 +165,7 @@ TEST(W4a16Layout, ReferenceGemmMatchesANaiveSum) {
         for (std::int64_t kk = 0; kk < k; ++kk) {
           const std::size_t gi = static_cast<std::size_t>((kk / group) * n + j);
           const int zero = zp ? z[gi] : 8;
-          want += a[static_cast<std::size_t>(i * k + kk)] * (codes[static_cast<std::size_t>(kk * n + j)] - zero) * s[gi];
+          want += a[static_cast<std::size_t>(i * k + kk)] * static_cast<float>(codes[static_cast<std::size_t>(kk * n + j)] - zero) * s[gi];
         }
         EXPECT_DOUBLE_EQ(d[static_cast<std::size_t>(i * n + j)], want);
       }
