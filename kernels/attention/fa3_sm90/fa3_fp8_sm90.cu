@@ -50,10 +50,8 @@ namespace genbench::fa3::fp8 {
 
 namespace {
 
-// Keys per block by head dim. At d=128 a wider block spreads the per-block work that does not
-// grow with the keys (row max reduction, O rescale, barriers, wgmma waits) over more keys; 192
-// keys keep S (96), O (64) and P (24 registers) inside the consumers' 240. d=256 has O of 128
-// registers and keeps 128 keys.
+// Keys per block by head dim: 192 at d=128 (S 96, O 64 and P 24 registers inside the consumers'
+// 240), 128 at d=256 (O is 128 registers).
 template <int D>
 constexpr int block_n_for() {
   return D == 128 ? 192 : 128;
@@ -74,9 +72,8 @@ constexpr int stages_for() {
 // (vt_key_at) and zeros past seqlen_k. CTA: 128 keys x 64 dims of one (b, hk), 128 threads;
 // a thread takes one group of 16 keys x 4 dims: 16 four-byte loads (16 lanes read a key's 64
 // contiguous bytes, so every 32-byte sector is used whole), four 4 x 4 byte transposes by byte
-// permutes, and four 16-byte stores (lane pairs fill each 32-byte sector). No shared memory:
-// reading single bytes from a staged tile (the first version) made the pass shared-memory
-// bound (docs/perf-notes.md, fa3 v9). Blocks: x = (b, hk) x key block, y = 64-dim slice.
+// permutes, and four 16-byte stores (lane pairs fill each 32-byte sector); no shared memory.
+// Blocks: x = (b, hk) x key block, y = 64-dim slice.
 __global__ void __launch_bounds__(128) transpose_v_kernel(const std::uint8_t* __restrict__ v, std::uint8_t* __restrict__ vt,
                                                           int seqlen_k, int sk_pad, int heads_kv, int d) {
   const int key_blocks = sk_pad / kVtKeyPad;
@@ -120,28 +117,22 @@ struct E4m3 {
   // P is computed as 2^4 x exp(s - base): e4m3 then keeps 3 mantissa bits down to
   // exp(s - base) = 2^-10 instead of 2^-6 (fewer small probabilities lost to underflow; e4m3's
   // rounding of the larger ones is the same at any power-of-two offset). O and the row sum carry
-  // the same factor, so it cancels in O; LSE subtracts 4 ln 2. 2^4 rather than more: max-free
-  // blocks then start 4.8 log2 below the 448 limit and rarely rebase (from 2^6, 2.8 below, 1% of
-  // them rebased: docs/perf-notes.md, fa3 v8). Lazy rescaling with 4.5 of slack: P <= 2^8.5 =
-  // 362, below e4m3's largest finite value, 448.
+  // the same factor, so it cancels in O; LSE subtracts 4 ln 2. Max-free blocks then start 4.8
+  // log2 below the 448 limit. Lazy rescaling with 4.5 of slack: P <= 2^8.5 = 362, below e4m3's
+  // largest finite value, 448.
   static constexpr float kPOffsetLog2 = 4.f;
-  // The split tail (fa3_split.h) is off: compiled in, it made this kernel 1.3-2.5% slower
-  // where it did not split (2K, 4K, causal) and gained 1.5-1.7% where it did (8K, 16K), so the
-  // sum was no gain (docs/perf-notes.md, fa3 v11). Were it on: a piece costs ~6 192-key blocks
-  // beyond its keys (a tile's fixed cost is ~3, fa3 v9; pieces cost the 16-bit kernel about
-  // three times its own), which keeps 2K (11 blocks a tile) whole.
+  // The split tail (fa3_split.h) is off. Were it on: a piece costs ~6 192-key blocks beyond its
+  // keys (three times a tile's fixed cost of ~3, as for the 16-bit kernel), which keeps 2K (11
+  // blocks a tile) whole.
   static constexpr bool kSplitTail = false;
   static constexpr float kPieceCostBlocks = 6.f;
   template <int D>
   static constexpr float kRescaleSlackLog2 = 4.5f;
-  // O by TMA stores except at d=128, whose main loop ptxas schedules 2-3% slower at 8K-16K with
-  // the TMA epilogue (docs/perf-notes.md, fa3 v5).
+  // O by TMA stores except at d=128 (16-byte stores).
   template <int D>
   static constexpr bool kTmaStoreO = D != 128;
   // Max-free softmax blocks (fa3_kernel.cuh): P is checked against e4m3's range as it is
-  // rounded, instead of taking each block's row max first. d=128 only: at d=256 the score bound
-  // that keeps P finite (sum |q| x 448) is ~136 in log2 units on unit-variance inputs at the
-  // default scale, past the path's 126, so the path would not run.
+  // rounded, instead of taking each block's row max first. d=128 only.
   template <int D>
   static constexpr bool kMaxFreeBlocks = D == 128;
 #ifdef GENBENCH_SM90A_ENABLED
@@ -231,8 +222,7 @@ struct E4m3 {
 static_assert(attention::kFp8POffset == static_cast<float>(1 << static_cast<int>(E4m3::kPOffsetLog2)),
               "attention::kFp8POffset must be 2^E4m3::kPOffsetLog2");
 
-// Consumer warpgroups (64 query rows each); three at d=128 with 96-key blocks were not faster
-// (docs/perf-notes.md, fa3 v4).
+// Consumer warpgroups (64 query rows each).
 constexpr int kConsumers = 2;
 
 int sk_padded(int seqlen_k) { return (seqlen_k + kVtKeyPad - 1) / kVtKeyPad * kVtKeyPad; }

@@ -2,37 +2,32 @@
 // fa3: the FlashAttention-3-style forward kernel for Hopper (sm_90a), shared by the 16-bit
 // (fa3_sm90.cu) and the e4m3 (fa3_fp8_sm90.cu) instantiations, which differ only in an
 // element-type traits class E (see "Element traits" below). Include only from .cu files.
+// docs/attention.md describes the design and gives the measured reason for each choice (its
+// "design decisions" table); the comments here say what the code does.
 //
-// A work tile is 64 C query rows of one (batch, head) against all visible keys (C = 2
-// consumer warpgroups; 3 for head_dim 64, where a taller tile reuses each K/V tile more). A
-// persistent launch has one CTA per SM, claiming tiles from a global counter (one CTA per tile
-// otherwise); where its last round would leave SMs idle, the last tiles are cut by key range
-// into pieces spread over all the CTAs, combined by the last piece of each (fa3_split.h):
-//   warpgroup 0 (producer, 24 registers): one thread issues TMA loads of each tile's Q and of
-//     K/V tiles into S-stage rings that run on across tiles, each stage completing on its own
-//     "full" mbarrier and recycled when the consumers arrive on its "empty" mbarrier;
-//   warpgroups 1 .. C (consumers, 240 registers, 160 when C = 3): 64 query rows each. Per
-//     key block j:
-//     S = Q K_j^T (wgmma, A and B from shared memory, fp32 accumulators in registers), the
-//     online softmax on S with exp2 and the scale folded into one FFMA, P converted to the
-//     input type in registers and used as the A operand of O += P V_j (wgmma; 16-bit: V
-//     transposed through the descriptor; e4m3: a V^T tile written by a pre-pass). QK^T of block j is issued together with PV of block j-1;
-//     the source waits for that PV only after the softmax of block j (intra-warpgroup
-//     overlap), but ptxas moves the wait above the softmax, so in the machine code the
-//     softmax follows both GEMMs (forcing the written order was not faster: docs/perf-notes.md,
-//     fa3 v3). With ping-pong on, the consumer warpgroups take turns issuing their GEMMs (a
-//     ring of named barriers), so one warpgroup's softmax runs under another's GEMMs.
-// Key blocks are visited from the last to the first, so the blocks that need masking (the
-// seqlen_k tail and, when causal, the diagonal) come first; causal skips blocks entirely
-// above the diagonal; at 16-bit d=64 on two consumers, a warpgroup that sees only the first
-// half of its first block computes that block half wide (kNarrowFirst). Rows past seqlen_q are
-// computed on TMA's zero fill (or, varlen, on the next packed sequence's rows) and not stored;
-// with three consumers, a warpgroup whose 64 rows all lie past seqlen_q skips the tile's GEMMs
-// and softmax, keeping only its barrier protocol.
-// Epilogue: O normalised, staged through a shared O buffer (or, where it does not fit, the
-// warpgroup's own Q tile) and written with TMA stores (16-byte stores where a varlen tile runs
-// into the next sequence, and where E::kTmaStoreO<D> is off), while the producer already
-// loads the next tile; LSE = max * scale + log(sum), -inf (and O = 0) for rows that see no key.
+// A work tile is 64 C query rows of one (batch, head) against all visible keys, or a piece of
+// that key range (the split tail, fa3_split.h). One CTA holds two roles:
+//   Producer (warpgroup 0, one thread): claims work items (one CTA per tile, or a persistent
+//     CTA per SM claiming from a global counter), hands them to the consumers through the tile
+//     ring, and issues the TMA loads of each tile's Q and of its K/V blocks into the K and V
+//     rings, which run on across tiles.
+//   Consumer (warpgroups 1 .. C, 64 query rows each): per key block, from the last to the
+//     first, S = Q K_j^T (wgmma from shared memory), the online softmax on S, P converted in
+//     registers to the A operand of O += P V_j; QK^T of block j is issued together with PV of
+//     block j + 1. Then, for a piece of a split tile, the combine of the pieces; then the
+//     epilogue: O normalised, staged in shared memory and stored (TMA or 16-byte stores), and
+//     LSE. With ping-pong the consumers take turns issuing their GEMMs (Turns).
+// The variants a configuration compiles in are named in Traits: split tail, narrow first
+// block, idle warpgroups (three consumers), separate O staging, TMA O stores, lazy rescaling,
+// max-free blocks. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the next
+// packed sequence's rows) and not stored; LSE = max * scale + log(sum), -inf (and O = 0) for
+// rows that see no key.
+//
+// Parts, in the order of this file: KernelParams / SplitParams (the launch's arguments),
+// Barriers / SharedStorage / Traits (shared memory, sizes, registers, variants), Smem (its
+// addresses), RingState / Ring / Turns / Rings (the barrier protocols), Tile / tile_of / work_of
+// (work items), fa3_fwd_kernel (producer, then consumer: per work item the main loop, the split
+// combine, the epilogue), host side.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -60,8 +55,8 @@ namespace genbench::fa3 {
 //     rescaled, only when a row's max grows past it by more than this; 0: every block);
 //   kTmaStoreO<D> (O leaves the shared staging by TMA stores, else by 16-byte stores);
 //   kSplitTail, kPieceCostBlocks (the split tail, fa3_split.h: on, and what a piece costs);
-//   kMaxFreeBlocks<D> (lazy rescaling without the row max where it is safe, see the consumer
-//     loop; needs q_abs_sum<D> and convert_p_checked<BN>);
+//   kMaxFreeBlocks<D> (lazy rescaling without the row max where it is safe, see max_free_ok in
+//     the consumer; needs q_abs_sum<D> and convert_p_checked<BN>);
 //   wgmma_qk<BN>(s, da, db, scale_d): one k step of S = Q K^T from 128-byte-swizzled tiles;
 //   issue_pv<D, BN>(o, p, v_base): O += P V for one key block as one wgmma commit group;
 //   convert_p<BN>(s, p): P (fp32 accumulator layout) to the A fragments of issue_pv;
@@ -84,9 +79,8 @@ struct KernelParams {
   int* counts;  // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
 };
 
-// The split tail of a persistent launch (fa3_split.h), a parameter of its own (so KernelParams
-// and the kernels without the split keep v10's PTX; removing it changed no time, fa3 v12):
-// claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split slots; without
+// The split tail of a persistent launch (fa3_split.h), a parameter of its own (KernelParams is
+// the same with and without the split): claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split slots; without
 // a split num_claims = slots.tile0 = num_tiles.
 struct SplitParams {
   SplitSlots slots;
@@ -153,9 +147,9 @@ struct Traits {
   static constexpr bool kSeparateO = kQBytes + 2 * S * kKVBytes + kOBytes + kBarBytes + 1024 <= 227 * 1024;
   static constexpr bool kTmaStoreO = E::template kTmaStoreO<D>;  // O by TMA stores, else 16-byte stores
   static constexpr bool kSplit = D == 128 && E::kSplitTail;      // the split tail (fa3_split.h)
-  // The narrow first block (Consumer::first_block_narrow): 16-bit d=64 on two consumers.
+  // The narrow first block (the consumer's first key block half wide): 16-bit d=64 on two consumers.
   static constexpr bool kNarrowFirst = D == 64 && C == 2 && E::kElemBytes == 2;
-  // Warpgroups whose 64 rows all lie past seqlen_q skip the tile's work (Consumer::idle_tile).
+  // Warpgroups whose 64 rows all lie past seqlen_q keep only the barrier protocol (idle warpgroups).
   static constexpr bool kIdleWarpgroups = C >= 3;
   static constexpr float kSlack = E::template kRescaleSlackLog2<D>;
   static constexpr bool kLazy = kSlack > 0.f;                        // lazy rescaling
@@ -337,11 +331,10 @@ struct Tile {
 };
 
 // Tile t of the launch. Tiles are numbered by (sequence, head) and within it by query block,
-// longest causal rows first (block index from the end): CTAs running at the same time work on
-// few heads, whose K/V stay in L2 (docs/perf-notes.md, fa3 v2: ordering by query block first
-// was slower at seqlen 512). Varlen reads the sequence's start and length from
-// device memory (so one captured launch serves any set of lengths up to the maxima that
-// sized the launch) and addresses the packed tensors as one sequence (TMA batch 0).
+// longest causal rows first (block index from the end), so CTAs running at the same time work
+// on few heads. Varlen reads the sequence's start and length from device memory (so one
+// captured launch serves any set of lengths up to the maxima that sized the launch) and
+// addresses the packed tensors as one sequence (TMA batch 0).
 template <int BM, int BN>
 __device__ __forceinline__ Tile tile_of(const KernelParams& p, int t) {
   Tile ti;
@@ -528,22 +521,17 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
   // Lazy rescaling: O takes a block's correction right after that block's softmax, once the
   // previous PV is complete, and only when the softmax moved a base (a warp-uniform branch
   // outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
-  constexpr float kSlack = E::template kRescaleSlackLog2<D>;
-  constexpr bool kLazy = kSlack > 0.f;
-  constexpr bool kMaxFree = E::template kMaxFreeBlocks<D>;
+  constexpr float kSlack = L::kSlack;
+  constexpr bool kLazy = L::kLazy;
+  constexpr bool kMaxFree = L::kMaxFree;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
-  // Max-free blocks (E::kMaxFreeBlocks<D>). After a tile's first two blocks, a block may skip the
-  // row max: P = 2^(s * sl2 - base) with the bases as they are, checked as it is rounded to
-  // e4m3; a row whose P reached p.p_limit_add's code is rebased (OnlineSoftmax::rebase: base up
-  // by a power of two, P, sum and O scaled exactly) and P converted again. A warp takes the path
-  // only while every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x
-  // 448, per tile) - base < 126; otherwise the block takes the row max as before. Two blocks
-  // with the max first, the second without lazy slack: max-free blocks then start from the
-  // exact row maxima (P <= 2^4, 4.8 log2 below the limit), and rebases are rare (a few in 10^5
-  // warp-blocks on unit-variance inputs). With P <= 2^6 at the row max (2.8 log2 of headroom)
-  // 1% of the warps' blocks rebased, from bases kept lazily 6%; either cost more than the max
-  // saves, and starting after one block (where it held most keys) measured no faster
-  // (docs/perf-notes.md, fa3 v7 and v8).
+  // Max-free blocks (L::kMaxFree). From a tile's third block on, a block may skip the row max:
+  // P = 2^(s * sl2 - base) with the bases as they are, checked as it is rounded to e4m3; a row
+  // whose P reached p.p_limit_add's code is rebased (OnlineSoftmax::rebase: base up by a power
+  // of two, P, sum and O scaled exactly) and P converted again. A warp takes the path only while
+  // every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x 448, per
+  // tile) - base < 126; otherwise the block takes the row max. The second block takes the max
+  // without lazy slack, so max-free blocks start from the exact row maxima (P <= 2^offset).
   float bound_a = 0.f, bound_b = 0.f;
 
   auto next_tile = [&](int j) {
@@ -612,13 +600,11 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
       bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
       bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
     }
-    // Three consumers (192-row tiles) only: all 64 rows of this warpgroup lie past seqlen_q (the
-    // last query block of a length that is not a tile multiple; seqlen 512 and 1024 leave one
-    // and two of three idle): nothing to compute or store. It keeps the protocol only, in the
-    // order of the loop below: each K/V stage waited for (so its release counts in that load's
-    // phase) and released, and its ping-pong turns taken. (With two consumers the case needs
-    // seqlen_q % 128 in 1..64, and the branch cost fp8 d=128 2-4% at 4K: fa3 v5.)
-    if (C >= 3 && ti.row0 + cw * 64 >= ti.seqlen_q) {
+    // An idle warpgroup (L::kIdleWarpgroups): all its 64 rows lie past seqlen_q (the last query
+    // block of a length that is not a tile multiple), nothing to compute or store. It keeps the
+    // ring and turn protocol of the loop below, step for step: each K/V stage waited for (so its
+    // release counts in that load's phase) and released, and its ping-pong turns taken.
+    if (L::kIdleWarpgroups && ti.row0 + cw * 64 >= ti.seqlen_q) {
       rings.q.release(RingState<1>{qn}, lane);
       for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
         const RingState<S> at_k = kv + it, at_v = at_k.prev();
@@ -634,18 +620,16 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     }
     if (n_blocks > 0) {
       // Block kb_end - 1: QK^T and softmax only (its PV goes with the next block's QK^T).
-      // Narrow (kNarrowFirst) where this warpgroup's rows see none of its second half: QK^T
-      // and softmax BN / 2 wide, P zero beyond (the PV stays the loop's, full width: issued
-      // at once and alone, the narrow PV measured slower, docs/perf-notes.md fa3 v12).
+      // Narrow (L::kNarrowFirst) where this warpgroup's rows see none of its second half: QK^T
+      // and softmax BN / 2 wide, P zero beyond; the PV stays the loop's, full width.
       bool narrow = false;
       if constexpr (L::kNarrowFirst) {
         const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
         narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
         if (narrow) {
           constexpr int kHalf = BN / 2;
-          float s_n[kHalf / 2];  // its own array: aliased onto s_acc, ptxas serialized the wgmmas (fa3 v9)
-          // The full block's protocol below with the narrow array (one function for both reordered
-          // the PTX prologue of every 16-bit kernel; kept apart, their PTX stays as measured).
+          float s_n[kHalf / 2];  // its own array, not aliased onto s_acc
+          // The full block's protocol below, with the narrow array (written apart from it).
           const int s = kv.stage();
           rings.k.wait(kv);
           turns.wait();
@@ -693,7 +677,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
         rings.v.wait(at_v);
         E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
         turns.pass();
-        sm90::wgmma_wait<1>();  // S of block n is ready (PV of block n + 1: see the header)
+        sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 is waited for after the softmax
         fence_acc(s_acc);
         rings.k.release(at_k, lane);
         // Max-free blocks start after two with the max, the second without slack, so that they

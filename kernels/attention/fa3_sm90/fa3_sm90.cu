@@ -29,22 +29,17 @@ namespace {
 // fp16 / bf16 elements: k16 wgmma steps; V [BN keys][D] in 64-element column chunks, read
 // N-major (transposed) by the PV wgmma; P packed in pairs is the A fragment as it stands.
 // kSplit: the split tail compiled in (fa3_split.h; d=128 only, kSplitTail in fa3_kernel.cuh).
-// d=128 has both kernels, and a launch takes the one with the split only where its plan splits:
-// compiled in, the split's code made the kernel 1-4% slower at 512-1K, where it does not split
-// (docs/perf-notes.md, fa3 v12).
+// d=128 has both kernels, and a launch takes the one with the split only where its plan splits
+// (docs/attention.md, design decisions).
 template <bool kBF16, bool kSplit>
 struct Elem16 {
   static constexpr int kElemBytes = 2, kK = 16;
   static constexpr bool kOutBF16 = kBF16, kDescaleV = false;
   static constexpr float kPOffsetLog2 = 0.f;
-  // What a piece of a split tile costs beyond its key blocks, in blocks (fa3_split.h): fitted
-  // to the split's A/B at d=128, where 1K (8 blocks a tile) lost 1.6%, 2K (16) was even and 4K
-  // (32) gained 1.5% (docs/perf-notes.md, fa3 v11).
+  // What a piece of a split tile costs beyond its key blocks, in blocks (fa3_split.h).
   static constexpr bool kSplitTail = kSplit;
   static constexpr float kPieceCostBlocks = 5.f;
-  // Lazy rescaling at d=256 (P <= 2^8): O is 128 registers per thread against 40 scores of an
-  // 80-key block, so the O rescale it skips is three times the exponentials' count; at d=128 it
-  // measured 1-3% slower and at d=64 no faster (docs/perf-notes.md, fa3 v6).
+  // Lazy rescaling at d=256 only (P <= 2^8).
   template <int D>
   static constexpr float kRescaleSlackLog2 = D == 256 ? 8.f : 0.f;
   template <int D>
@@ -87,11 +82,8 @@ struct Elem16 {
 
 // The compiled configurations (head dim, key tile, consumer warpgroups, K/V ring stages): the
 // only template instantiations of the kernel, each in bf16 and fp16, d=128 with and without the
-// split tail (dispatch). Key tiles measured on H200
-// (docs/perf-notes.md, fa3): 176 for d=128 and 192 for d=64 were within run-to-run noise of
-// 128, so the narrower tiles stay; d=256 needs 80 to fit shared memory and registers. d=64 has
-// the shared memory for a third stage, which lets the producer run further ahead into the next
-// short tile (+1.3-1.9% at seqlen 512-1K, fa3 v4/v5).
+// split tail (dispatch). d=256 takes 80 keys to fit shared memory and registers; d=64 has the
+// shared memory for a third stage. The measured choices: docs/attention.md, design decisions.
 struct Config {
   int d, bn, consumers, stages;
 };

@@ -3,8 +3,8 @@
 // host tests. Plain C++ that the CUDA compiler also builds for the device.
 //
 // A persistent launch of T tiles on W CTAs runs floor(T / W) full rounds and a last one with
-// r = T mod W tiles, where W - r SMs idle (2048 tiles on 132 SMs: 68 busy, ~3% of the launch:
-// docs/perf-notes.md, fa3 v10). The split tail spreads the last r tiles' key blocks ("units",
+// r = T mod W tiles, where W - r SMs idle (2048 tiles on 132 SMs: 68 busy, ~3% of the launch,
+// fa3 v10). The split tail spreads the last r tiles' key blocks ("units",
 // unit = tile x nb + block, nb blocks a tile) evenly over `slots` claims, W at most: slot s holds
 // units [s U / slots, (s + 1) U / slots) of U = r nb, never more than one tile's worth, so the
 // end of one tile and the start of the next at most (two "pieces"). Each piece leaves its
