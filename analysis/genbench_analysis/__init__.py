@@ -11,7 +11,7 @@ from .loader import (FORMAT, SCHEMA_VERSION, SCHEMA_VERSIONS, Benchmark, Descrip
                      NotGenbenchFileError, NotHDF5Error, Result, ResultFileError, ResultStateWarning,
                      SchemaVersionError, holding_reasons, load)
 
-from . import compare, plots, report  # noqa: E402  (ga.compare.compare, ga.plots.PLOTS, ...)
+from . import compare, model, plots, report  # noqa: E402  (ga.compare.compare, ga.model.compose, ...)
 
 __version__ = "0.1.0"
 

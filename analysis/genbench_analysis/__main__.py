@@ -1,4 +1,4 @@
-"""Command line: python -m genbench_analysis {report,plot,compare,versus,describe} ..."""
+"""Command line: python -m genbench_analysis {report,plot,compare,versus,describe,model} ..."""
 
 from __future__ import annotations
 
@@ -112,6 +112,29 @@ def cmd_describe(args) -> int:
     return 0
 
 
+def cmd_model(args) -> int:
+    from .model import ModelError, compose, format_model, plot_layer_breakdown
+
+    results = _load_all(args.files)
+    try:
+        comps = [compose(r) for r in results]
+    except ModelError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
+    _emit(format_model(comps, fmt), args.output)
+    if args.plot:
+        fig = plot_layer_breakdown(comps)
+        fig.savefig(args.plot, dpi=110, bbox_inches="tight")
+        print(f"layer breakdown: {args.plot}", file=sys.stderr)
+    if args.parts:
+        import pandas as pd
+        parts = pd.concat([c.parts.assign(file=c.path) for c in comps], ignore_index=True)
+        parts.to_csv(args.parts, index=False)
+        print(f"parts: {args.parts}", file=sys.stderr)
+    return 0
+
+
 def cmd_plot(args) -> int:
     import os
 
@@ -182,6 +205,17 @@ def main(argv=None) -> int:
                                         "and the comparison the analysis makes")
     d.add_argument("files", nargs="+", help="result files (.h5)")
     d.set_defaults(func=cmd_describe)
+
+    mo = sub.add_parser("model", help="model suites (configs/models/): one layer's time as the sum of its parts, "
+                                      "the model's time per token and tokens/s per card, files side by side")
+    mo.add_argument("files", nargs="+", help="result files of model suites (.h5)")
+    fmt = mo.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="every layer of every file as CSV")
+    fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    mo.add_argument("-o", "--output", metavar="FILE", help="write the tables to FILE instead of stdout")
+    mo.add_argument("--plot", metavar="PNG", help="write the stacked bars of where each layer's time goes")
+    mo.add_argument("--parts", metavar="CSV", help="write every layer's parts (status, time, reason) as CSV")
+    mo.set_defaults(func=cmd_model)
 
     pl = sub.add_parser("plot", help="one PNG per plot (the report's plots) without the report")
     pl.add_argument("files", nargs="+", help="result files (.h5)")

@@ -14,6 +14,7 @@ each Benchmark carries an OpDescription: its metrics with units, headline, plot 
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -120,6 +121,8 @@ class Benchmark:
 
     description  the op's OpDescription (schema 2: stored in the file; schema 1: derived)
     columns      every column of its points table (Column: name, type, unit, meaning, kind)
+    tags         the config's labels of the benchmark (group attribute 'tags', a JSON object:
+                 name -> value as written, a string); {} where it has none (schema 1 files)
     """
 
     name: str
@@ -130,6 +133,7 @@ class Benchmark:
     description: Optional[OpDescription] = None
     columns: List[Column] = field(default_factory=list)
     table_columns: List[str] = field(default_factory=list, repr=False)  # as stored, in order
+    tags: Dict[str, str] = field(default_factory=dict)
 
     @property
     def metrics(self) -> List[Metric]:
@@ -370,7 +374,7 @@ def _read(path: str, f) -> Result:
     group = f["benchmarks"] if "benchmarks" in f else {}
     for name in group:
         g = group[name]
-        gattrs = {k: _decode(v) for k, v in g.attrs.items() if k not in ("op_description", "columns")}
+        gattrs = {k: _decode(v) for k, v in g.attrs.items() if k not in ("op_description", "columns", "tags")}
         pdset = g["points"] if "points" in g else None
         b = _benchmark(path, name, g, gattrs, pdset, version, schema)
         benchmarks[name] = b
@@ -479,7 +483,27 @@ def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schem
         desc = _describe.v1_op_description(op, axes, pdset.dtype if pdset is not None else None, units)
         columns = _columns_from_parts(names, pdset, _describe.fixed_columns(schema, "points"), desc)
     return Benchmark(name=name, op=op, axes=axes, implementations=impls, attrs=gattrs, description=desc,
-                     columns=columns, table_columns=names)
+                     columns=columns, table_columns=names, tags=_tags(path, name, g))
+
+
+def _tags(path: str, name: str, g) -> Dict[str, str]:
+    """The benchmark's 'tags' attribute (a JSON object of names to scalar values) as a dict of
+    strings; {} without one. A malformed attribute is a DescriptionError naming the benchmark."""
+    if "tags" not in g.attrs:
+        return {}
+    what = f"{path}: benchmark {name!r}: tags"
+    try:
+        obj = _describe._json(g.attrs["tags"], what)
+    except _describe.DescriptionError as e:
+        raise DescriptionError(str(e)) from e
+    if not isinstance(obj, dict):
+        raise DescriptionError(f"{what}: expected a JSON object of names to values, got {type(obj).__name__}")
+    out = {}
+    for k, v in obj.items():
+        if isinstance(v, (dict, list)):
+            raise DescriptionError(f"{what}: tag {k!r} has a {type(v).__name__} value; tags hold one value each")
+        out[str(k)] = v if isinstance(v, str) else json.dumps(v)
+    return out
 
 
 def _columns_from_parts(names: List[str], pdset, fixed: List[Column], desc: OpDescription) -> List[Column]:
@@ -639,10 +663,12 @@ def _concat(frames: List[pd.DataFrame], int_axes: set) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["benchmark", "op", "row", "point", "impl", "status"])
     if len(frames) > 1:
-        # Integer axes that some benchmark lacks become nullable integers, not floats.
+        # Integer axes that some benchmark lacks become nullable integers, not floats. An axis
+        # name two ops type differently (gemm's cache "hot", decode's cache 4096) stays as it is
+        # in each benchmark's rows (the column is then of mixed type).
         for fr in frames:
             for a in int_axes:
-                if a in fr:
+                if a in fr and fr[a].dtype.kind in "iu":
                     fr[a] = fr[a].astype("Int64")
     out = pd.concat(frames, ignore_index=True, sort=False)
     # Keep the natural order: identification, axes, then status and metrics.

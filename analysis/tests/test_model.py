@@ -1,0 +1,223 @@
+"""Model composition (genbench_analysis.model) on a tiny model suite the real binary runs on the host
+backend with 2 ranks (data/model-host.yaml), checked against sums computed by hand from the
+file's own medians; parts missing, unsupported, failed or not run are reported, never counted as
+zero. And every configs/models/*.yaml validates with the binary at its tensor-parallel degree."""
+
+import glob
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+import genbench_analysis as ga
+from genbench_analysis import model as gm
+from conftest import HERE, REPO, _genbench_env, run_genbench_config
+
+CONFIG = os.path.join(HERE, "data", "model-host.yaml")
+BINARY = os.environ.get("GENBENCH_BIN", os.path.join(REPO, "build", "bin", "genbench"))
+MODELS = os.path.join(REPO, "configs", "models")
+
+
+def _binary_ops():
+    if not os.path.exists(BINARY):
+        pytest.fail(f"genbench binary not found at {BINARY}")
+    out = subprocess.run([BINARY, "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith("op ")}
+
+
+def _needs(ops):
+    lacking = sorted(set(ops) - _binary_ops())
+    if lacking:
+        pytest.skip(f"this genbench build has no {', '.join(lacking)} op")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    _needs(["gemm", "w4a16", "attention", "decode", "collective", "overlap"])
+    d = tmp_path_factory.mktemp("model")
+    return run_genbench_config(CONFIG, d / "tiny_a.h5"), run_genbench_config(CONFIG, d / "tiny_b.h5")
+
+
+def _medians(path):
+    """benchmark -> (status, time_median_s, t_both_s or nan) of its one point, read with h5py."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name, g in f["benchmarks"].items():
+            p = g["points"][()]
+            assert len(p) == 1, name
+            r = p[0]
+            tb = float(r["t_both_s"]) if "t_both_s" in p.dtype.names else math.nan
+            out[name] = (r["status"].decode(), float(r["time_median_s"]), tb)
+    return out
+
+
+def _layer(comp, **keys):
+    d = comp.layers
+    for k, v in keys.items():
+        d = d[d[k] == v]
+    assert len(d) == 1, (keys, comp.layers)
+    return d.iloc[0]
+
+
+def _parts(comp, **keys):
+    d = comp.parts
+    for k, v in keys.items():
+        d = d[d[k] == v]
+    return d.set_index("part")
+
+
+def test_tags_are_loaded(model_files):
+    r = ga.load(model_files[0])
+    t = r.benchmarks["p-all-reduce-32"].tags
+    assert t["part"] == "all_reduce" and t["count"] == "2" and t["tp"] == "2" and t["seq"] == "32"
+    assert "tags" not in r.benchmarks["p-all-reduce-32"].attrs
+    with h5py.File(model_files[0], "r") as f:
+        assert json.loads(f["benchmarks/p-qkv-int4-32"].attrs["tags"]) == r.benchmarks["p-qkv-int4-32"].tags
+
+
+def test_layers_are_the_sums_of_their_parts(model_files):
+    path = model_files[0]
+    m = _medians(path)
+    assert all(m[b][0] == "ok" for b in m if b != "p-o-int4-32"), m
+    comp = gm.compose(ga.load(path))
+    # prefill bf16 layers at 32 and 64 tokens, prefill int4 at 32 only, decode at two caches
+    assert len(comp.layers) == 5
+    for seq in (32, 64):
+        s = str(seq)
+        by_hand = (m[f"p-qkv-bf16-{s}"][1] + m[f"p-o-bf16-{s}"][1] + m[f"p-gate-up-bf16-{s}"][1]
+                   + m[f"p-down-bf16-{s}"][1] + m[f"p-attention-{s}"][1] + 2 * m[f"p-all-reduce-{s}"][1])
+        lay = _layer(comp, phase="prefill", precision="bf16", seq=s)
+        assert lay["complete"] and lay["missing"] == 0
+        assert lay["layer_s"] == pytest.approx(by_hand, rel=1e-12)
+        assert lay["step_s"] == pytest.approx(4 * by_hand, rel=1e-12)
+        assert lay["s_per_token"] == pytest.approx(4 * by_hand / seq, rel=1e-12)
+        assert lay["tokens_per_s"] == pytest.approx(seq / (4 * by_hand), rel=1e-12)
+        assert lay["tokens_per_card_s"] == pytest.approx(seq / (4 * by_hand) / 2, rel=1e-12)
+        if seq == 32:  # the overlapped o + all_reduce replaces one of each
+            ov = by_hand - m["p-o-bf16-32"][1] - m["p-all-reduce-32"][1] + m["p-o-ar-bf16-32"][2]
+            assert lay["layer_overlapped_s"] == pytest.approx(ov, rel=1e-12)
+            assert _parts(comp, phase="prefill", precision="bf16", seq="32").loc["o_all_reduce", "time_s"] == \
+                m["p-o-ar-bf16-32"][2]
+        else:
+            assert math.isnan(lay["layer_overlapped_s"])
+    gemms = sum(m[f"d-{p}-bf16-b2"][1] for p in ("qkv", "o", "gate-up", "down")) + 2 * m["d-all-reduce-b2"][1]
+    for cache in (64, 256):
+        lay = _layer(comp, phase="decode", cache=str(cache))
+        by_hand = gemms + m[f"d-attention-b2-c{cache}"][1]
+        assert lay["layer_s"] == pytest.approx(by_hand, rel=1e-12)
+        assert lay["tokens_per_card_s"] == pytest.approx(2 / (4 * by_hand) / 2, rel=1e-12)
+    parts = _parts(comp, phase="prefill", precision="bf16", seq="32")
+    assert parts.loc["all_reduce", "count"] == 2
+    assert parts.loc["all_reduce", "total_s"] == pytest.approx(2 * m["p-all-reduce-32"][1], rel=1e-12)
+    # parts no op measures are listed as left out, with no time
+    assert parts.loc["rmsnorm", "status"] == "left out" and math.isnan(parts.loc["rmsnorm", "total_s"])
+
+
+def test_missing_and_unsupported_parts_are_reported_not_zero(model_files):
+    path = model_files[0]
+    m = _medians(path)
+    comp = gm.compose(ga.load(path))
+    lay = _layer(comp, phase="prefill", precision="int4")
+    assert lay["seq"] == "32" and not lay["complete"] and lay["missing"] == 2
+    assert math.isnan(lay["layer_s"]) and math.isnan(lay["tokens_per_s"]) and math.isnan(lay["step_s"])
+    measured = (m["p-qkv-int4-32"][1] + m["p-down-int4-32"][1] + m["p-attention-32"][1]
+                + 2 * m["p-all-reduce-32"][1])
+    assert lay["parts_s"] == pytest.approx(measured, rel=1e-12)
+    parts = _parts(comp, phase="prefill", precision="int4")
+    assert parts.loc["gate_up", "status"] == "missing"
+    assert parts.loc["o", "status"] == "unsupported" and parts.loc["o", "reason"]
+    iss = comp.issues
+    got = {(r.part, r.status) for r in iss[iss["precision"] == "int4"].itertuples()}
+    assert {("gate_up", "missing"), ("o", "unsupported")} <= got
+    text = gm.format_model([comp])
+    assert "missing" in text and "unsupported" in text and "gate_up" in text
+
+
+def _edited(src, dst, fn):
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        fn(f)
+    return str(dst)
+
+
+def test_failed_not_run_and_deleted_parts(model_files, tmp_path):
+    def edit(f):
+        g = f["benchmarks/p-gate-up-bf16-64"]
+        p = g["points"][()]
+        p["status"] = b"failed"
+        p["reason"] = b"validation: max error 1e9 over tolerance"
+        g["points"][...] = p
+        g = f["benchmarks/d-attention-b2-c256"]
+        p = g["points"][()]
+        p["status"] = b""          # a pre-sized row never run: the loader drops it
+        g["points"][...] = p
+        del f["benchmarks/p-down-bf16-32"]
+
+    path = _edited(model_files[0], tmp_path / "edited.h5", edit)
+    comp = gm.compose(ga.load(path))
+    for keys, part, status in [(dict(phase="prefill", precision="bf16", seq="64"), "gate_up", "failed"),
+                               (dict(phase="decode", cache="256"), "attention", "not run"),
+                               (dict(phase="prefill", precision="bf16", seq="32"), "down", "missing")]:
+        lay = _layer(comp, **keys)
+        assert not lay["complete"] and math.isnan(lay["layer_s"]) and math.isnan(lay["tokens_per_card_s"])
+        assert _parts(comp, **keys).loc[part, "status"] == status
+        if status == "failed":
+            assert "validation" in _parts(comp, **keys).loc[part, "reason"]
+    # a missing o part spoils the overlapped sum too (seq 32 lost its down GEMM: no layer time at all)
+    assert math.isnan(_layer(comp, phase="prefill", precision="bf16", seq="32")["layer_overlapped_s"])
+    # the untouched decode layer is still whole
+    assert _layer(comp, phase="decode", cache="64")["complete"]
+
+
+def test_files_side_by_side_and_command_line(model_files, tmp_path):
+    a, b = model_files
+    ca, cb = gm.compose(ga.load(a)), gm.compose(ga.load(b))
+    sbs = gm.side_by_side([ca, cb])
+    row = sbs[(sbs["phase"] == "prefill") & (sbs["precision"] == "bf16") & (sbs["seq"] == "64")].iloc[0]
+    la, lb = _layer(ca, phase="prefill", precision="bf16", seq="64"), _layer(cb, phase="prefill", precision="bf16",
+                                                                              seq="64")
+    assert row["ratio[1/0]"] == pytest.approx(lb["tokens_per_card_s"] / la["tokens_per_card_s"], rel=1e-12)
+    assert row["layer_ms[0]"] == pytest.approx(la["layer_s"] * 1e3, rel=1e-12)
+    png, csv = tmp_path / "layers.png", tmp_path / "parts.csv"
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), MPLBACKEND="Agg")
+    p = subprocess.run([sys.executable, "-m", "genbench_analysis", "model", a, b, "--plot", str(png),
+                        "--parts", str(csv)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "side by side" in p.stdout and "parts not counted" in p.stdout and "unsupported" in p.stdout
+    assert png.stat().st_size > 10000
+    import pandas as pd
+    parts = pd.read_csv(csv)
+    assert set(parts["file"]) == {a, b} and "missing" in set(parts["status"])
+    p = subprocess.run([sys.executable, "-m", "genbench_analysis", "model", os.path.join(HERE, "data", "v1_small.h5")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.returncode == 2 and "no benchmark has a 'part' tag" in p.stderr
+
+
+def _model_configs():
+    return sorted(glob.glob(os.path.join(MODELS, "*.yaml")))
+
+
+def test_model_configs_are_generated():
+    assert len(_model_configs()) == 16
+    p = subprocess.run([sys.executable, os.path.join(MODELS, "generate.py"), "--check"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    assert p.returncode == 0, p.stdout
+
+
+@pytest.mark.parametrize("config", [os.path.basename(c) for c in _model_configs()])
+def test_model_config_validates(config):
+    path = os.path.join(MODELS, config)
+    text = open(path).read()
+    ops = {ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.strip().startswith("op:")}
+    _needs(ops)
+    tp = int(config.split("-tp")[1].split("-")[0])
+    p = subprocess.run([BINARY, "validate", path, "--world-size", str(tp)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, env=_genbench_env(), cwd=REPO)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "benchmark" in p.stdout.lower() or p.stdout.strip()

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Writes the model-shaped suites configs/models/<model>-tp<N>-<phase>.yaml (docs/models.md).
+
+Each benchmark is one part of one transformer layer (a GEMM, the attention, the experts' grouped
+GEMM, a tensor-parallel collective) at one scenario (a prefill sequence length, or a decode batch
+and cache length), with the tensor-parallel split applied. Its tags say which model, phase,
+precision and scenario it belongs to, which part it is and how often it runs per layer, so
+`python3 -m genbench_analysis model FILE` can put a layer and the model back together.
+
+    python3 configs/models/generate.py          # rewrite the configs next to this script
+    python3 configs/models/generate.py --check  # exit 1 if a config differs from what it writes
+
+The shapes come from the models' published configurations (config.json on their model cards):
+see MODELS below and docs/models.md.
+"""
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Published configurations. hidden: hidden_size; heads / kv_heads: num_attention_heads /
+# num_key_value_heads; inter: intermediate_size (dense MLP) or the expert's; layers:
+# num_hidden_layers. DeepSeek-V3's MLA fields are its q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+# qk_rope_head_dim and v_head_dim.
+MODELS = {
+    "llama3-8b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32, tps=[1]),
+    "llama3-70b": dict(hidden=8192, heads=64, kv_heads=8, head_dim=128, inter=28672, layers=80, tps=[1, 2, 4, 8]),
+    "mixtral-8x7b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32,
+                         experts=8, top_k=2, tps=[1, 2]),
+    "deepseek-v3": dict(hidden=7168, heads=128, layers=61, inter=2048, experts=256, top_k=8, shared_experts=1,
+                        q_lora=1536, kv_lora=512, qk_nope=128, qk_rope=64, v_dim=128, tps=[8]),
+}
+
+PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
+DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
+PRECISIONS = ["bf16", "fp8", "int4"]
+LEFT_OUT = "rmsnorm+rope+silu_mul+residual+embedding+lm_head"
+
+GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3",
+            "grouped_gemm": "cublas_grouped", "collective": "nccl", "overlap": "cuda"}
+TIMING = "{warmup: 3, min_iterations: 5, max_iterations: 100, min_time: 0.01, max_time: 0.3, target_noise: 0.02}"
+
+
+def linear(part, m, n, k, precision):
+    """A dense linear layer's GEMM, D[m, n] = X[m, k] W^T, in the precision variant."""
+    if precision == "int4":
+        return part, "w4a16", dict(m=m, n=n, k=k, weights="int4", group=128, dtype="bf16", cache="cold")
+    dtype = {"bf16": "bf16", "fp8": "fp8_e4m3"}[precision]
+    return part, "gemm", dict(m=m, n=n, k=k, trans_b="t", dtype=dtype, cache="cold")
+
+
+def dense_parts(name, cfg, tp, tokens, precision):
+    """The GEMMs of one layer (not the attention), split by tensor parallelism: column-parallel
+    QKV and gate/up (n / tp), row-parallel attention output and down (k / tp)."""
+    h = cfg["hidden"]
+    out = []
+    if "q_lora" in cfg:  # MLA (DeepSeek-V3): low-rank query and key/value projections
+        hd_qk = cfg["qk_nope"] + cfg["qk_rope"]
+        out.append(linear("qkv_a", tokens, cfg["q_lora"] + cfg["kv_lora"] + cfg["qk_rope"], h, precision))
+        out.append(linear("q_b", tokens, cfg["heads"] * hd_qk // tp, cfg["q_lora"], precision))
+        out.append(linear("kv_b", tokens, cfg["heads"] * (cfg["qk_nope"] + cfg["v_dim"]) // tp, cfg["kv_lora"],
+                          precision))
+        out.append(linear("o", tokens, h, cfg["heads"] * cfg["v_dim"] // tp, precision))
+    else:
+        d = cfg["head_dim"]
+        out.append(linear("qkv", tokens, (cfg["heads"] + 2 * cfg["kv_heads"]) * d // tp, h, precision))
+        out.append(linear("o", tokens, h, cfg["heads"] * d // tp, precision))
+    if "experts" in cfg:
+        out.append(linear("router", tokens, cfg["experts"], h, precision if precision != "int4" else "bf16"))
+        if cfg.get("shared_experts"):
+            inter = cfg["inter"] * cfg["shared_experts"]
+            out.append(linear("shared_gate_up", tokens, 2 * inter // tp, h, precision))
+            out.append(linear("shared_down", tokens, h, inter // tp, precision))
+    else:
+        out.append(linear("gate_up", tokens, 2 * cfg["inter"] // tp, h, precision))
+        out.append(linear("down", tokens, h, cfg["inter"] // tp, precision))
+    return out
+
+
+def expert_parts(cfg, tp, tokens):
+    """The routed experts' GEMMs (bf16 only: no fp8 or int4 grouped GEMM op exists)."""
+    e, top_k, inter, h = cfg["experts"], cfg["top_k"], cfg["inter"], cfg["hidden"]
+    common = dict(groups=e, top_k=top_k, tokens=tokens, dtype="bf16")
+    return [("experts_gate_up", "grouped_gemm", dict(common, n=2 * inter // tp, k=h)),
+            ("experts_down", "grouped_gemm", dict(common, n=h, k=inter // tp))]
+
+
+def attention_part(cfg, tp, seq):
+    if "q_lora" in cfg:  # MLA as multi-head attention over head_dim 128 (docs/models.md)
+        heads, kv, d = cfg["heads"] // tp, cfg["heads"] // tp, 128
+    else:
+        heads, kv, d = cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp), cfg["head_dim"]
+    return "attention", "attention", dict(batch=1, seqlen_q=seq, heads=heads, heads_kv=kv, head_dim=d,
+                                          causal="true", dtype="bf16")
+
+
+def decode_part(cfg, tp, batch, cache):
+    if "q_lora" in cfg:  # MLA's absorbed decode reads one latent (576 values) a key: 1 KV head of 256
+        heads, kv, d = cfg["heads"] // tp, 1, 256
+    else:
+        heads, kv, d = cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp), cfg["head_dim"]
+    return "attention", "decode", dict(batch=batch, heads=heads, heads_kv=kv, head_dim=d, cache=cache,
+                                       page_size=64, dtype="bf16", kv_dtype="same")
+
+
+def expected_parts(cfg, tp, phase):
+    names = [p for p, _, _ in dense_parts("", cfg, tp, 1, "bf16")] + ["attention"]
+    if "experts" in cfg:
+        names += ["experts_gate_up", "experts_down"]
+    if tp > 1:
+        names.append("all_reduce")
+    # tag values hold 64 characters: the list continues in layer_parts_2, _3, ...
+    chunks, cur = [], ""
+    for n in names:
+        if cur and len(cur) + 1 + len(n) > 64:
+            chunks.append(cur)
+            cur = n
+        else:
+            cur = f"{cur}+{n}" if cur else n
+    chunks.append(cur)
+    return {("layer_parts" if i == 0 else f"layer_parts_{i + 1}"): c for i, c in enumerate(chunks)}
+
+
+def fmt(v):
+    return str(v)
+
+
+def bench_yaml(name, op, impl, axes, tags):
+    lines = [f"  - name: {name}", f"    op: {op}", f"    implementations: [{impl}]"]
+    lines.append("    tags: {" + ", ".join(f"{k}: {fmt(v)}" for k, v in tags.items()) + "}")
+    lines.append("    axes: {" + ", ".join(f"{k}: {fmt(v)}" for k, v in axes.items()) + "}")
+    return "\n".join(lines)
+
+
+def suite(model, cfg, tp, phase):
+    benches = []
+    parts = expected_parts(cfg, tp, phase)
+    base = dict(model=model, phase=phase, tp=tp, layers=cfg["layers"])
+
+    def add(part, op, axes, scen, precision=None, count=1, extra=None):
+        tags = dict(base)
+        if precision:
+            tags["precision"] = precision
+        tags.update(scen)
+        tags.update(part=part, count=count)
+        tags.update(parts)
+        tags["left_out"] = LEFT_OUT
+        tags.update(extra or {})
+        label = "-".join([part.replace("_", "-")] + ([precision] if precision else [])
+                         + [f"{k}{v}" for k, v in scen.items() if k != "tokens"])
+        benches.append(bench_yaml(label, op, GPU_IMPL[op], axes, tags))
+
+    if phase == "prefill":
+        scenarios = [(dict(seq=s, tokens=s), s, None) for s in PREFILL_SEQ]
+    else:
+        scenarios = [(dict(batch=b, tokens=b), b, None) for b in sorted({b for b, _ in DECODE})]
+    h = cfg["hidden"]
+    for scen, tokens, _ in scenarios:
+        for precision in PRECISIONS:
+            for part, op, axes in dense_parts(model, cfg, tp, tokens, precision):
+                add(part, op, axes, scen, precision)
+        if "experts" in cfg:
+            for part, op, axes in expert_parts(cfg, tp, tokens):
+                add(part, op, axes, scen, "bf16")
+        if tp > 1:
+            add("all_reduce", "collective", dict(collective="all_reduce", bytes=tokens * h * 2, dtype="bf16"),
+                scen, count=2)
+        if phase == "prefill":
+            add(*attention_part(cfg, tp, tokens), scen)
+            if tp > 1 and "experts" not in cfg:
+                # the attention output GEMM and its all_reduce pipelined in 4 pieces, as the
+                # overlap op measures them; replaces one o and one all_reduce in the overlapped sum
+                _, _, o = linear("o", tokens, h, cfg["heads"] * cfg["head_dim"] // tp, "bf16")
+                add("o_all_reduce", "overlap",
+                    dict(m=o["m"], n=o["n"], k=o["k"], dtype="bf16", collective="all_reduce",
+                         bytes=tokens * h * 2, coll_dtype="bf16", chunks=4),
+                    scen, "bf16", extra=dict(replaces="o+all_reduce", time="t_both_s"))
+    if phase == "decode":
+        for b, c in DECODE:
+            add(*decode_part(cfg, tp, b, c), dict(batch=b, cache=c, tokens=b))
+    return benches
+
+
+def header(model, cfg, tp, phase):
+    scen = (f"prefill of one sequence of {', '.join(str(s) for s in PREFILL_SEQ)} tokens" if phase == "prefill"
+            else "decode steps at (batch, cache) " + ", ".join(f"({b}, {c})" for b, c in DECODE))
+    return "\n".join([
+        f"# {model}, tensor parallel {tp}, {phase}: the parts of one layer (docs/models.md), {scen}.",
+        "# Generated by configs/models/generate.py: edit that, not this file.",
+        f"# Run: mpirun -np {tp} genbench run configs/models/{model}-tp{tp}-{phase}.yaml"
+        if tp > 1 else f"# Run: genbench run configs/models/{model}-tp{tp}-{phase}.yaml",
+        f"# Compose: python3 -m genbench_analysis model results/{model}-tp{tp}-{phase}.h5",
+        "genbench: 1",
+        "settings:",
+        "  backend: cuda",
+        f"  output: results/{model}-tp{tp}-{phase}.h5",
+        f"  timing: {TIMING}",
+        "",
+        "benchmarks:",
+    ])
+
+
+def render():
+    out = {}
+    for model, cfg in MODELS.items():
+        for tp in cfg["tps"]:
+            for phase in ("prefill", "decode"):
+                text = header(model, cfg, tp, phase) + "\n" + "\n".join(suite(model, cfg, tp, phase)) + "\n"
+                out[f"{model}-tp{tp}-{phase}.yaml"] = text
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if a written config differs")
+    ap.add_argument("--dir", default=HERE)
+    args = ap.parse_args()
+    stale = []
+    for name, text in render().items():
+        path = os.path.join(args.dir, name)
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(name)
+            if not args.check:
+                with open(path, "w") as f:
+                    f.write(text)
+    if args.check and stale:
+        print("out of date (run configs/models/generate.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
