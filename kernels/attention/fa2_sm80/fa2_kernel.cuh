@@ -41,45 +41,38 @@ __device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, b
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
-__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t (&r)[4], std::uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
+// Four 8x8 16-bit matrices from shared memory (lanes 8i .. 8i + 7 address matrix i's rows), as
+// stored or transposed.
+#define GENBENCH_FA2_LDSM(NAME, SHAPE)                                                    \
+  __device__ __forceinline__ void NAME(std::uint32_t(&r)[4], std::uint32_t addr) {        \
+    asm volatile("ldmatrix.sync.aligned." SHAPE ".shared.b16 {%0, %1, %2, %3}, [%4];\n"   \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                         \
+                 : "r"(addr));                                                            \
+  }
+GENBENCH_FA2_LDSM(ldsm_x4, "m8n8.x4")
+GENBENCH_FA2_LDSM(ldsm_x4_trans, "m8n8.x4.trans")
+#undef GENBENCH_FA2_LDSM
 
+// The element type's mma.sync (C += A B, fp32 accumulators) and the packing of two fp32 values
+// into its A fragment registers.
 template <typename T>
 struct Math;
 
-template <>
-struct Math<__half> {
-  static __device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                             std::uint32_t b1) {
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<false>(lo, hi); }
-};
-
-template <>
-struct Math<__nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                             std::uint32_t b1) {
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<true>(lo, hi); }
-};
+#define GENBENCH_FA2_MATH(TYPE, PTX_TYPE, BF16)                                                                \
+  template <>                                                                                                 \
+  struct Math<TYPE> {                                                                                         \
+    static __device__ __forceinline__ void mma(float(&c)[4], const std::uint32_t(&a)[4], std::uint32_t b0,    \
+                                               std::uint32_t b1) {                                            \
+      asm("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE                                      \
+          ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                            \
+          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                    \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                                    \
+    }                                                                                                         \
+    static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<BF16>(lo, hi); } \
+  };
+GENBENCH_FA2_MATH(__half, "f16", false)
+GENBENCH_FA2_MATH(__nv_bfloat16, "bf16", true)
+#undef GENBENCH_FA2_MATH
 
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }
@@ -172,11 +165,16 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
   const TileLane tl = tile_lane<D, NT>(tid);
   const long long q_lane = tl.row0 * qs + (tid % (D / 8)) * 8, kv_lane = tl.row0 * kvs + (tid % (D / 8)) * 8;
   const std::uint32_t sQ_addr = smem_addr(sQ), sK_addr = smem_addr(sK), sV_addr = smem_addr(sV);
+  // K/V double buffer: stage b of each at s*_addr + b * BN * D * 2 bytes.
+  auto k_stage = [&](int b) { return sK_addr + b * BN * D * 2; };
+  auto v_stage = [&](int b) { return sV_addr + b * BN * D * 2; };
+  // Key block nb into stage `to` of both buffers, rows past len_k zero-filled (the caller commits).
   auto load_kv = [&](int nb, int to) {
     const long long off = static_cast<long long>(nb) * BN * kvs;
-    load_tile<BN, D, NT>(sK_addr + to * BN * D * 2, tl, gK + off + kv_lane, gK + off, kvs, len_k - nb * BN);
-    load_tile<BN, D, NT>(sV_addr + to * BN * D * 2, tl, gV + off + kv_lane, gV + off, kvs, len_k - nb * BN);
+    load_tile<BN, D, NT>(k_stage(to), tl, gK + off + kv_lane, gK + off, kvs, len_k - nb * BN);
+    load_tile<BN, D, NT>(v_stage(to), tl, gV + off + kv_lane, gV + off, kvs, len_k - nb * BN);
   };
+  // The first commit group: Q and the first key block visited (the last by key).
   if (n_block_max > 0) {
     load_tile<BM, D, NT>(sQ_addr, tl, gQ + q_lane, gQ, qs, len_q - m0);
     load_kv(n_block_max - 1, 0);
@@ -216,8 +214,7 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
       load_kv(nb - 1, buf ^ 1);
       cp_async_commit();
     }
-    const std::uint32_t cK = sK_addr + buf * BN * D * 2;
-    const std::uint32_t cV = sV_addr + buf * BN * D * 2;
+    const std::uint32_t cK = k_stage(buf), cV = v_stage(buf);
 
     // S = Q K^T for this warp's rows and the BN keys.
     float s[MT][NTILES][4];
