@@ -379,6 +379,59 @@ __device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams
   return ti;
 }
 
+// The split combine: a piece of a split tile leaves its unnormalised O and each row's (base,
+// sum) in its workspace entry (thread-major: a thread of any piece holds the same rows and
+// columns) and counts itself; the tile's last piece to finish (true) takes the others' entries
+// into its own O and softmax state, to the larger base of each row; the others are done with
+// the tile (false).
+template <int D, int C, int BN>
+__device__ __forceinline__ bool combine_pieces(float (&o)[D / 2], OnlineSoftmax<BN>& sm, const SplitParams& sp,
+                                               const Tile& te, int cw, int tid, volatile int* last_flag, float sl2) {
+  constexpr float kNegInf = -INFINITY;
+  constexpr int kQuads = D / 8 + 1;
+  float4* mine = sp.ws + (static_cast<std::size_t>(te.split.entry) * C + cw) * (kQuads * 128) + tid;
+#pragma unroll
+  for (int q = 0; q < D / 8; ++q) mine[q * 128] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+  mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
+  __threadfence();
+  sm90::named_barrier_sync(1 + cw, 128);
+  if (tid == 0) {
+    int* count = sp.count + te.split.tail * C + cw;
+    const bool last = atomicAdd(count, 1) == te.split.pieces - 1;
+    if (last) atomicExch(count, 0);  // every piece has counted: zero for the next launch
+    *last_flag = last ? 1 : 0;
+  }
+  sm90::named_barrier_sync(1 + cw, 128);
+  if (*last_flag == 0) return false;
+  __threadfence();
+#pragma unroll 1
+  for (int sl = te.split.first_slot; sl < te.split.first_slot + te.split.pieces; ++sl) {
+    const int e = piece_entry(sp.slots, te.split.tail, sl);
+    if (e == te.split.entry) continue;
+    const float4* other = sp.ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
+    const float4 ml = __ldcg(other + (D / 8) * 128);
+    // Both to the larger base (2^((base - max) x sl2); 0 for a row without keys, base -inf).
+    const float mx_a = fmaxf(sm.m_a, ml.x), mx_b = fmaxf(sm.m_b, ml.y);
+    const float ca = sm.m_a == kNegInf ? 0.f : ex2((sm.m_a - mx_a) * sl2);
+    const float cb = sm.m_b == kNegInf ? 0.f : ex2((sm.m_b - mx_b) * sl2);
+    const float xa = ml.x == kNegInf ? 0.f : ex2((ml.x - mx_a) * sl2);
+    const float xb = ml.y == kNegInf ? 0.f : ex2((ml.y - mx_b) * sl2);
+#pragma unroll
+    for (int q = 0; q < D / 8; ++q) {
+      const float4 v = __ldcg(other + q * 128);
+      o[4 * q] = o[4 * q] * ca + v.x * xa;
+      o[4 * q + 1] = o[4 * q + 1] * ca + v.y * xa;
+      o[4 * q + 2] = o[4 * q + 2] * cb + v.z * xb;
+      o[4 * q + 3] = o[4 * q + 3] * cb + v.w * xb;
+    }
+    sm.l_a = sm.l_a * ca + ml.z * xa;
+    sm.l_b = sm.l_b * cb + ml.w * xb;
+    sm.m_a = mx_a;
+    sm.m_b = mx_b;
+  }
+  return true;
+}
+
 #endif  // GENBENCH_SM90A_ENABLED
 
 template <int D, int BN, int C, int S, class E>
@@ -718,54 +771,10 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     const Tile te = work_of<kBlockM, BN, kSplit>(p, sp, code);
     sm.reduce_sums();
     if (kSplit && te.split.pieces > 1) {
-      // A piece of a split tile. Its unnormalised O and each row's (base, sum) go to its entry
-      // (thread-major: a thread of any piece holds the same rows and columns); the tile's last
-      // piece to finish takes the others' into its own and goes on to the epilogue; the others
-      // are done with the tile.
-      constexpr int kQuads = D / 8 + 1;
-      float4* mine = sp.ws + (static_cast<std::size_t>(te.split.entry) * C + cw) * (kQuads * 128) + tid;
-#pragma unroll
-      for (int q = 0; q < D / 8; ++q) mine[q * 128] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
-      mine[(D / 8) * 128] = make_float4(sm.m_a, sm.m_b, sm.l_a, sm.l_b);
-      __threadfence();
-      sm90::named_barrier_sync(1 + cw, 128);
       volatile int* last_flag = reinterpret_cast<volatile int*>(smem + L::kOffBar + offsetof(Bar, last_piece)) + cw;
-      if (tid == 0) {
-        int* count = sp.count + te.split.tail * C + cw;
-        const bool last = atomicAdd(count, 1) == te.split.pieces - 1;
-        if (last) atomicExch(count, 0);  // every piece has counted: zero for the next launch
-        *last_flag = last ? 1 : 0;
-      }
-      sm90::named_barrier_sync(1 + cw, 128);
-      if (*last_flag == 0) {
+      if (!combine_pieces<D, C>(o, sm, sp, te, cw, tid, last_flag, sl2)) {
         if constexpr (!L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);
         continue;
-      }
-      __threadfence();
-#pragma unroll 1
-      for (int sl = te.split.first_slot; sl < te.split.first_slot + te.split.pieces; ++sl) {
-        const int e = piece_entry(sp.slots, te.split.tail, sl);
-        if (e == te.split.entry) continue;
-        const float4* other = sp.ws + (static_cast<std::size_t>(e) * C + cw) * (kQuads * 128) + tid;
-        const float4 ml = __ldcg(other + (D / 8) * 128);
-        // Both to the larger base (2^((base - max) x sl2); 0 for a row without keys, base -inf).
-        const float mx_a = fmaxf(sm.m_a, ml.x), mx_b = fmaxf(sm.m_b, ml.y);
-        const float ca = sm.m_a == kNegInf ? 0.f : ex2((sm.m_a - mx_a) * sl2);
-        const float cb = sm.m_b == kNegInf ? 0.f : ex2((sm.m_b - mx_b) * sl2);
-        const float xa = ml.x == kNegInf ? 0.f : ex2((ml.x - mx_a) * sl2);
-        const float xb = ml.y == kNegInf ? 0.f : ex2((ml.y - mx_b) * sl2);
-#pragma unroll
-        for (int q = 0; q < D / 8; ++q) {
-          const float4 v = __ldcg(other + q * 128);
-          o[4 * q] = o[4 * q] * ca + v.x * xa;
-          o[4 * q + 1] = o[4 * q + 1] * ca + v.y * xa;
-          o[4 * q + 2] = o[4 * q + 2] * cb + v.z * xb;
-          o[4 * q + 3] = o[4 * q + 3] * cb + v.w * xb;
-        }
-        sm.l_a = sm.l_a * ca + ml.z * xa;
-        sm.l_b = sm.l_b * cb + ml.w * xb;
-        sm.m_a = mx_a;
-        sm.m_b = mx_b;
       }
     }
     float inv_a = 0.f, inv_b = 0.f;
