@@ -125,29 +125,46 @@ def write(path, text):
     return str(path)
 
 
+def completed(points):
+    """The rows of a points table whose point completed (schema 2 allocates a row for every point
+    of the sweep; a row whose status is empty has not completed)."""
+    return points[points["status"] != b""]
+
+
 def point_set(path):
-    """{(benchmark, point index, status)} of a result file."""
+    """{(benchmark, point index, status)} of a result file's completed points."""
     out = set()
     with h5py.File(path, "r") as f:
         for name, g in f["benchmarks"].items():
-            for row in g["points"][:]:
+            for row in completed(g["points"][:]):
                 out.add((name, int(row["point"]), row["status"].decode()))
     return out
 
 
 def check_consistent(path):
-    """The file opens, is a genbench file, and every benchmark's tables have equal row counts."""
+    """The file opens, is a genbench file of schema 2; every benchmark's tables have one row per
+    sweep point; each completed row sits at its point's index; completed ok points have their
+    samples on every rank, the others no timing."""
     with h5py.File(path, "r") as f:
         assert f.attrs["format"] == "genbench-results"
+        assert f.attrs["schema_version"] == 2
         for name, g in f["benchmarks"].items():
-            n = len(g["points"])
-            assert g["samples"].shape[0] == n and g["rank_stats"].shape[0] == n, name
+            n = int(g.attrs["sweep_size"])
+            assert len(g["points"]) == n and g["samples"].shape[0] == n and g["rank_stats"].shape[0] == n, name
             pts = g["points"][:]
-            assert len(set(pts["point"].tolist())) == n, f"{name}: a point recorded twice"
+            done = pts["status"] != b""
+            rows = np.nonzero(done)[0]
+            assert np.array_equal(pts["point"][done], rows), f"{name}: a completed row not at its point's index"
             ok = pts["status"] == b"ok"
-            if ok.any():  # every completed point has its first sample on every rank
-                assert np.all(np.isfinite(g["samples"][:][ok][:, :, 0])), name
-            assert np.all(np.isnan(pts["time_median_s"][~ok])), f"{name}: a timing for a point that did not run"
+            if ok.any():  # every completed point has its samples on every rank
+                iters = pts["iterations"][ok]
+                assert np.all(iters >= 1), name
+                samples = g["samples"][:][ok]
+                for s, k in zip(samples, iters):
+                    assert np.all(np.isfinite(s[:, :k])), name
+            bad = done & ~ok
+            assert np.all(np.isnan(pts["time_median_s"][bad])), f"{name}: a timing for a point that did not run"
+            assert np.all(pts["iterations"][bad] == 0), f"{name}: iterations for a point that did not run"
         return f.attrs["state"]
 
 
