@@ -426,11 +426,10 @@ def plot_layer_breakdown(comps: Sequence[Composition], max_bars: int = 40):
         ax.set_yticklabels(labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel("share of the layer's time (sum of its parts)")
-        ax.set_title(f"{model} {phase} \u2014 {c.label}", fontsize=9)
+        ax.set_title(f"{model} {phase}: share of a layer's time per part \u2014 {c.label}", fontsize=9)
         h, l = ax.get_legend_handles_labels()
         uniq = dict(zip(l, h))
         ax.legend(uniq.values(), uniq.keys(), fontsize=7, ncol=min(6, len(uniq)), loc="upper center",
-                  bbox_to_anchor=(0.5, -0.25 if len(d) < 4 else -0.12))
+                  bbox_to_anchor=(0.5, -0.18 if len(d) < 4 else -0.08))
     fig.tight_layout()
     return fig

@@ -221,3 +221,20 @@ def test_model_config_validates(config):
                        stderr=subprocess.STDOUT, text=True, env=_genbench_env(), cwd=REPO)
     assert p.returncode == 0, p.stdout[-3000:]
     assert "benchmark" in p.stdout.lower() or p.stdout.strip()
+
+
+def test_notebook_model_section(model_files, monkeypatch):
+    nbclient = pytest.importorskip("nbclient", reason="python3-nbclient is needed to run the notebook")
+    import nbformat
+    nb_path = os.path.join(os.path.dirname(HERE), "notebooks", "compare_generations.ipynb")
+    monkeypatch.setenv("GENBENCH_A", model_files[0])
+    monkeypatch.setenv("GENBENCH_B", model_files[1])
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    nb = nbformat.read(nb_path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=180, startup_timeout=180, kernel_name="python3",
+                            resources={"metadata": {"path": os.path.dirname(nb_path)}}).execute()
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "gmodel.compose" in c.source)
+    assert not [o for o in cell.outputs if o.output_type == "error"]
+    text = "\n".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", "")) for o in cell.outputs)
+    assert "tokens_per_card_s" in text and "unsupported" in text and "ratio[1/0]" in text
+    assert [o for o in cell.outputs if "image/png" in o.get("data", {})]
