@@ -379,6 +379,22 @@ __device__ __forceinline__ Tile work_of(const KernelParams& p, const SplitParams
   return ti;
 }
 
+// An idle warpgroup's share of a tile's n_blocks key blocks from ring position kv: the main
+// loop's ring and turn protocol, step for step, without its GEMMs and softmax.
+template <class T, int S, int C>
+__device__ __forceinline__ void idle_blocks(const Rings<T, S>& rings, const Turns<C>& turns, RingState<S> kv,
+                                            int n_blocks, int lane) {
+  for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
+    const RingState<S> at_k = kv + it, at_v = at_k.prev();
+    if (it < n_blocks) rings.k.wait(at_k);
+    turns.wait();
+    if (it > 0) rings.v.wait(at_v);
+    turns.pass();
+    if (it < n_blocks) rings.k.release(at_k, lane);
+    if (it > 0) rings.v.release(at_v, lane);
+  }
+}
+
 // The split combine: a piece of a split tile leaves its unnormalised O and each row's (base,
 // sum) in its workspace entry (thread-major: a thread of any piece holds the same rows and
 // columns) and counts itself; the tile's last piece to finish (true) takes the others' entries
@@ -659,15 +675,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     // release counts in that load's phase) and released, and its ping-pong turns taken.
     if (L::kIdleWarpgroups && ti.row0 + cw * 64 >= ti.seqlen_q) {
       rings.q.release(RingState<1>{qn}, lane);
-      for (int it = 0; n_blocks > 0 && it <= n_blocks; ++it) {
-        const RingState<S> at_k = kv + it, at_v = at_k.prev();
-        if (it < n_blocks) rings.k.wait(at_k);
-        turns.wait();
-        if (it > 0) rings.v.wait(at_v);
-        turns.pass();
-        if (it < n_blocks) rings.k.release(at_k, lane);
-        if (it > 0) rings.v.release(at_v, lane);
-      }
+      idle_blocks(rings, turns, kv, n_blocks, lane);
       g += n_blocks;
       continue;
     }
