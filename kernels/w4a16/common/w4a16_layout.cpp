@@ -13,6 +13,24 @@ void need(bool ok, const char* what) {
 }
 }  // namespace
 
+namespace {
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+std::uint8_t random_code(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<std::uint8_t>(mix(mix(seed) ^ i) >> 60);
+}
+
+float random_scale(std::uint64_t seed, std::uint64_t i) {
+  const double u = static_cast<double>(mix(mix(seed + 1) ^ i) >> 11) * (1.0 / 9007199254740992.0);
+  return static_cast<float>(0.005 + 0.01 * u);
+}
+
 std::string tiled_layout_error(std::int64_t k, std::int64_t n, std::int64_t group) {
   if (n % kTileN != 0) return "the tiled layout needs n to be a multiple of 64 (n=" + std::to_string(n) + ")";
   if (k % 128 != 0) return "the tiled layout needs k to be a multiple of 128 (k=" + std::to_string(k) + ")";

@@ -111,6 +111,11 @@ std::vector<std::uint8_t> unpack_tiled(const std::vector<std::uint8_t>& tiled, s
 std::vector<std::uint16_t> permute_scales(const std::vector<std::uint16_t>& scales, std::int64_t rows, std::int64_t n);
 std::vector<std::uint32_t> pack_zeros(const std::vector<std::uint8_t>& zeros, std::int64_t rows, std::int64_t n);
 
+// Seeded codes (uniform 0..15) and scales (uniform in [0.005, 0.015), before rounding to the
+// activation type): value i does not depend on how a buffer is split.
+std::uint8_t random_code(std::uint64_t seed, std::uint64_t i);
+float random_scale(std::uint64_t seed, std::uint64_t i);
+
 // Dequantised weight (q - z) * s in fp32 (exact: s has at most 11 significant bits).
 inline float dequantize(std::uint8_t q, std::uint8_t z, float s) {
   return static_cast<float>(static_cast<int>(q) - static_cast<int>(z)) * s;
