@@ -183,7 +183,7 @@ void export_json(const std::string& result_file, const std::string& out_path) {
   Id f = open_checked(result_file);
   Json doc;
   Json attrs = Json::object();
-  for (const char* a : {"format", "tool_version", "git_revision", "config_path", "config_fingerprint", "command_line",
+  for (const char* a : {"format", "tool_version", "git_revision", "source_tree", "config_path", "config_fingerprint", "command_line",
                         "start_utc", "end_utc", "backend", "state", "config"})
     attrs[a] = h5::get_attr_string(f, a);
   attrs["schema_version"] = h5::get_attr_int(f, schema::kAttrSchemaVersion);

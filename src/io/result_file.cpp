@@ -11,6 +11,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "core/strings.h"
 #include "io/columns.h"
@@ -272,6 +274,7 @@ void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, schema::kAttrSchemaDescription, columns::schema_description_json());
   h5::set_attr(f, "tool_version", a.tool_version);
   h5::set_attr(f, "git_revision", a.git_revision);
+  h5::set_attr(f, "source_tree", a.source_tree);
   h5::set_attr(f, "config", a.config_text);
   h5::set_attr(f, "config_path", a.config_path);
   h5::set_attr(f, schema::kAttrFingerprint, strprintf("%016llx", static_cast<unsigned long long>(a.config_fingerprint)));
@@ -493,6 +496,11 @@ void ResultFile::create_benchmark(const BenchmarkInfo& b) {
     h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
     h5::set_attr(g, "timing_state_period_s", b.timing.state_period_s);
     h5::set_attr(g, schema::kAttrOpDescription, b.op->description_json());
+    {
+      nlohmann::json tags = nlohmann::json::object();  // the benchmark's labels (config 'tags'), by name
+      for (const auto& [k, v] : b.tags) tags[k] = v;
+      h5::set_attr(g, "tags", tags.dump());
+    }
     const auto cols = columns::points(*b.op);
     h5::set_attr(g, schema::kAttrColumns, columns::columns_json(cols));
 

@@ -22,6 +22,7 @@ namespace genbench {
 struct RunAttributes {
   std::string tool_version;
   std::string git_revision;
+  std::string source_tree;  // content hash of the built tree (cmake/GenbenchRevision.cmake)
   std::string config_text;
   std::string config_path;
   std::uint64_t config_fingerprint = 0;
@@ -61,6 +62,7 @@ struct BenchmarkInfo {
   std::vector<std::string> implementations;
   std::size_t sweep_size = 0;
   TimingPolicy timing;  // timing.max_iterations bounds the samples' last dimension
+  std::vector<std::pair<std::string, std::string>> tags;  // BenchmarkConfig::tags
 };
 
 class ResultFile {

@@ -214,6 +214,7 @@ class Run {
     RunAttributes attrs;
     attrs.tool_version = GENBENCH_VERSION;
     attrs.git_revision = GENBENCH_GIT_REVISION;
+    attrs.source_tree = GENBENCH_SOURCE_TREE;
     attrs.config_text = cfg_.text;
     attrs.config_path = cfg_.path;
     attrs.config_fingerprint = cfg_.fingerprint();

@@ -86,3 +86,53 @@ def test_outside_a_git_tree_the_revision_is_unknown(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     assert run_script(plain, tmp_path / "version.h") == "unknown"
+
+
+def source_tree(src, out):
+    run_script(src, out)
+    return re.search(r'#define GENBENCH_SOURCE_TREE "([0-9a-f]{16})"', open(out).read()).group(1)
+
+
+def test_source_tree_names_the_content_not_the_checkout(repo, tmp_path):
+    """The tree hash is the same for two checkouts of one commit (other paths, other file times,
+    one called dirty by git after a touch), ignores build folders and result files, and changes
+    with any file's content, a new file git would commit, or a rename."""
+    out = tmp_path / "version.h"
+    (repo / ".gitignore").write_text("/build*/\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "k.cu").write_text("kernel\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tree")
+    h = source_tree(repo, out)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    os.utime(clone / "a.txt", (1_000_000_000, 1_000_000_000))
+    assert source_tree(clone, out) == h
+    (clone / "build-x").mkdir()
+    (clone / "build-x" / "k.o").write_text("object\n")
+    (clone / "results").mkdir()
+    (clone / "results" / "run.h5").write_text("data\n")
+    assert source_tree(clone, out) == h
+    (clone / "src" / "k.cu").write_text("kernel edited\n")
+    edited = source_tree(clone, out)
+    assert edited != h
+    (clone / "src" / "k.cu").write_text("kernel\n")
+    assert source_tree(clone, out) == h
+    (clone / "src" / "new.cpp").write_text("x\n")  # untracked, not ignored: it would be built
+    assert source_tree(clone, out) not in (h, edited)
+    os.remove(clone / "src" / "new.cpp")
+    git(clone, "mv", "a.txt", "b.txt")
+    assert source_tree(clone, out) != h
+
+
+def test_tree_hash_script_matches_the_build(tmp_path):
+    """scripts/tree-hash.sh gives, for HEAD, what a build of a clean checkout of HEAD records."""
+    script = os.path.join(ROOT, "scripts", "tree-hash.sh")
+    if subprocess.run([GIT, "-C", ROOT, "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        pytest.skip("the source folder is not a git checkout")
+    printed = subprocess.run([script, "HEAD"], check=True, capture_output=True, text=True).stdout.split()
+    clone = tmp_path / "head"
+    git(tmp_path, "clone", "-q", "--no-checkout", ROOT, str(clone))
+    git(clone, "checkout", "-q", subprocess.run([GIT, "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                                                 text=True).stdout.strip())
+    assert printed[1] == source_tree(clone, tmp_path / "version.h")
