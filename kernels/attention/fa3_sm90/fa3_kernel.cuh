@@ -26,7 +26,8 @@
 // Parts, in the order of this file: KernelParams / SplitParams (the launch's arguments),
 // Barriers / SharedStorage / Traits (shared memory, sizes, registers, variants), Smem (its
 // addresses), RingState / Ring / Turns / Rings (the barrier protocols), Tile / tile_of / work_of
-// (work items), fa3_fwd_kernel (producer, then consumer: per work item the main loop, the split
+// (work items), idle_blocks and combine_pieces (an idle warpgroup's protocol, the split
+// combine), fa3_fwd_kernel (producer, then consumer: per work item the main loop, the split
 // combine, the epilogue), host side.
 #include <cuda.h>
 #include <cuda_runtime.h>
