@@ -56,7 +56,9 @@ def _mount_tmpfs(path, opts):
 def small_fs(tmp_path):
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    if not _mount_tmpfs(mnt, "size=100k"):
+    # 250 KB: room for the file as its benchmark's datasets are created (about 80 KB, copied
+    # once), not for its samples (about 16 KB per point on disk)
+    if not _mount_tmpfs(mnt, "size=250k"):
         pytest.skip("cannot mount a small tmpfs here (needs root and mount permission); full-disk test skipped")
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], timeout=30)
@@ -79,7 +81,7 @@ def test_disk_full_is_a_clear_error_and_keeps_every_file(small_fs, tmp_path):
     precious = small_fs / "precious.txt"
     precious.write_bytes(os.urandom(10_000))
     before = sha(precious)
-    # many points with many samples: the file outgrows 100 KB within the sweep
+    # many points with many samples: the file outgrows 250 KB within the sweep
     cfg = write(tmp_path / "grow.yaml", """benchmarks:
   - name: c
     op: collective
