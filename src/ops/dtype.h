@@ -9,7 +9,11 @@
 namespace genbench {
 
 // Element types an op can be swept over. tf32 is fp32 storage with tf32 tensor-core math.
-enum class DType { fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int32 };
+// int4 (s4) and fp4_e2m1 are gemm's dense 4-bit types: no device path is built for them (the
+// cards that have them, A100-class for s4 and Blackwell for e2m1, are not reachable to validate
+// one), so on a GPU they are `unsupported` with the reason; the host reference computes them,
+// one element a byte (dtype_size), where a device kernel would pack two.
+enum class DType { fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int32, int4, fp4_e2m1 };
 
 const char* dtype_name(DType t);
 std::optional<DType> parse_dtype(const std::string& s);

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "kernels/w4a16/common/w4a16_layout.h"
 #include "ops/grouped_gemm/group_sizes.h"
+#include "ops/gemm/gemm.h"
 #include "ops/grouped_gemm/grouped_gemm.h"
 #include "ops/implementation.h"
 #include "ops/w4a16/w4a16.h"
@@ -106,6 +107,37 @@ TEST(W4a16Reference, MatchesANaiveDequantisedSumAndValidates) {
   EXPECT_FLOAT_EQ(d[1], 1.0f * (15 - 7) * 0.25f + -2.0f * (9 - 7) * 0.25f + 0.5f * (4 - 15) * 1.0f + 3.0f * (1 - 15) * 1.0f);
   EXPECT_NE(impl->can_implement(point_with(w4a16_op(), "reference", {{"cache", std::string("cold")}}), Context{*host, test::comm(), 1}),
             "");
+}
+
+// Dense 4-bit GEMM types: in gemm's `dtype` set (so `auto` tries them), computed by the host
+// reference on values of their grids, refused on GPUs (gemm/cublaslt names what the card has).
+TEST(GemmFourBit, TypesRoundToTheirGridsAndCountHalfAByte) {
+  EXPECT_EQ(parse_dtype("int4"), DType::int4);
+  EXPECT_EQ(parse_dtype("fp4_e2m1"), DType::fp4_e2m1);
+  EXPECT_EQ(round_to(DType::int4, 9.6f), 7.0f);
+  EXPECT_EQ(round_to(DType::int4, -9.6f), -8.0f);
+  EXPECT_EQ(round_to(DType::int4, 2.4f), 2.0f);
+  for (const auto& [x, want] : std::vector<std::pair<float, float>>{
+           {0.2f, 0.0f}, {0.3f, 0.5f}, {1.2f, 1.0f}, {1.3f, 1.5f}, {2.6f, 3.0f}, {3.4f, 3.0f}, {4.9f, 4.0f}, {5.1f, 6.0f},
+           {9.0f, 6.0f}, {-2.6f, -3.0f}})
+    EXPECT_EQ(round_to(DType::fp4_e2m1, x), want) << x;
+  const auto& choices = gemm_op().axes()[gemm_op().axis_index("dtype")].choices;
+  EXPECT_NE(std::find(choices.begin(), choices.end(), "int4"), choices.end());
+  EXPECT_NE(std::find(choices.begin(), choices.end(), "fp4_e2m1"), choices.end());
+  const Point p = point_with(gemm_op(), "reference",
+                             {{"m", std::int64_t{8}}, {"n", std::int64_t{16}}, {"k", std::int64_t{32}}, {"dtype", std::string("int4")}});
+  EXPECT_DOUBLE_EQ(gemm_op().work(p, 1).bytes, 0.5 * (8 * 32 + 32 * 16) + 2.0 * 8 * 16);
+  auto host = make_host_backend({});
+  const auto* ref = Registry::instance().find("gemm", "reference", BackendKind::host);
+  ASSERT_NE(ref, nullptr);
+  for (const char* t : {"int4", "fp4_e2m1"}) {
+    Point q = p;
+    q.values[gemm_op().axis_index("dtype")] = std::string(t);
+    Context ctx{*host, test::comm(), 3};
+    ASSERT_EQ(ref->can_implement(q, ctx), "");
+    const Validation v = ref->prepare(q, ctx)->validate();
+    EXPECT_TRUE(v.ok) << t << ": " << v.detail;
+  }
 }
 
 TEST(GroupedGemmOp, BadInputNamesTheProblem) {

@@ -159,6 +159,22 @@ class GemmCublasLt final : public Implementation {
     const auto s = GemmShape::from(p);
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     const int cc = prop.major * 10 + prop.minor;
+    // Dense 4-bit types: refused with what the card has, never a number from another type.
+    if (s.dtype == DType::int4)
+      return cc >= 80 && cc < 90
+                 ? strprintf("dense int4: this GPU (%d.%d) has int4 (s4) tensor cores, but no genbench path for them is "
+                             "built (none could be validated on a card this project reaches)",
+                             prop.major, prop.minor)
+                 : strprintf("dense int4 needs int4 (s4) tensor cores, which compute capability 8.0-8.9 (A100-class) "
+                             "has and this GPU (%d.%d) lacks; weight-only int4 is the w4a16 op",
+                             prop.major, prop.minor);
+    if (s.dtype == DType::fp4_e2m1)
+      return cc >= 100 ? strprintf("fp4_e2m1: this GPU (%d.%d) has fp4 tensor cores, but no genbench path with block "
+                                   "scales is built (none could be validated on a card this project reaches)",
+                                   prop.major, prop.minor)
+                       : strprintf("fp4_e2m1 with block scales needs compute capability 10.0 or newer (Blackwell); "
+                                   "this GPU is %d.%d",
+                                   prop.major, prop.minor);
     if (lt_is_fp8(s.dtype) && cc < 89)
       return strprintf("fp8 matmul needs compute capability 8.9 or newer (this GPU is %d.%d)", prop.major, prop.minor);
     if (s.m * s.n > INT32_MAX && s.batch > 1) return "batched matrices beyond 2^31 elements";

@@ -62,6 +62,8 @@ inline double element(DType t, const void* base, std::size_t i) {
     case DType::fp8_e4m3: return from_e4m3(p[i]);
     case DType::fp8_e5m2: return from_e5m2(p[i]);
     case DType::int8: return static_cast<std::int8_t>(p[i]);
+    case DType::int4:
+    case DType::fp4_e2m1: break;  // no device buffers of these types exist
   }
   return std::numeric_limits<double>::quiet_NaN();
 }

@@ -37,7 +37,7 @@ class GemmOp final : public Op {
       v[g::trans_a] = {"trans_a", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "A transposed"};
       v[g::trans_b] = {"trans_b", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "B transposed"};
       v[g::dtype] = {"dtype", AxisType::choice, std::string("bf16"),
-                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8"}, 0, 0, {},
+                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1"}, 0, 0, {},
                      "input precision ('auto': every precision; those the card lacks are unsupported)"};
       v[g::dtype].auto_all = true;
       v[g::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {}, "L2 state"};
@@ -69,7 +69,8 @@ class GemmOp final : public Op {
     const auto s = GemmShape::from(p);
     Work w;
     w.flops = s.flops();
-    const double in = static_cast<double>(dtype_size(s.dtype));
+    const bool four_bit = s.dtype == DType::int4 || s.dtype == DType::fp4_e2m1;  // two elements a byte
+    const double in = four_bit ? 0.5 : static_cast<double>(dtype_size(s.dtype));
     const double out = s.dtype == DType::int8 ? 4.0 : (s.dtype == DType::fp32 || s.dtype == DType::tf32 ? 4.0 : 2.0);
     w.bytes = static_cast<double>(s.batch) *
               (in * static_cast<double>(s.m * s.k + s.k * s.n) + out * static_cast<double>(s.m * s.n));
