@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "kernels/w4a16/common/w4a16_layout.h"
@@ -35,25 +34,18 @@ bool have_sm80() {
   if (!have_sm80()) GTEST_SKIP() << "no GPU of compute capability 8.0 or newer"
 
 std::uint16_t bits_of(float x, bool bf16) {
-  std::uint16_t b;
-  if (bf16) {
-    const __nv_bfloat16 h = __float2bfloat16_rn(x);
-    std::memcpy(&b, &h, 2);
-  } else {
-    const __half h = __float2half_rn(x);
-    std::memcpy(&b, &h, 2);
-  }
-  return b;
+  if (bf16) return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
+  return static_cast<__half_raw>(__float2half_rn(x)).x;
 }
 float value_of(std::uint16_t b, bool bf16) {
   if (bf16) {
-    __nv_bfloat16 h;
-    std::memcpy(&h, &b, 2);
-    return __bfloat162float(h);
+    __nv_bfloat16_raw r;
+    r.x = b;
+    return __bfloat162float(__nv_bfloat16(r));
   }
-  __half h;
-  std::memcpy(&h, &b, 2);
-  return __half2float(h);
+  __half_raw r;
+  r.x = b;
+  return __half2float(__half(r));
 }
 
 struct DeviceBuf {
