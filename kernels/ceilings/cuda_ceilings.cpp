@@ -54,8 +54,8 @@ std::vector<Ceiling> measure_cuda_ceilings(Backend& backend) {
       });
       const double best = *std::min_element(t.begin(), t.end());
       out.push_back({0, "copy_GBps", 2.0 * static_cast<double>(bytes) / best / 1e9, "GB/s",
-                     strprintf("cudaMemcpyAsync D2D %s, read+write bytes, best of %d", format_bytes(static_cast<double>(bytes)).c_str(),
-                               kCopyReps)});
+                     strprintf("cudaMemcpyAsync D2D %s, read+write bytes, best of %d",
+                               format_bytes(static_cast<double>(bytes)).c_str(), kCopyReps)});
     }
   }
 

@@ -13,9 +13,10 @@ std::string sm90a_support(const char* who, const void* kernel) {
     return strprintf("%s: kernel not loadable on this device (%s)", who, cudaGetErrorString(e));
   }
   if (a.binaryVersion != 90)
-    return strprintf("%s: this build has no sm_90a code for the device (binary version %d); add 90a to "
-                     "GENBENCH_CUDA_ARCHITECTURES",
-                     who, a.binaryVersion);
+    return strprintf(
+        "%s: this build has no sm_90a code for the device (binary version %d); add 90a to "
+        "GENBENCH_CUDA_ARCHITECTURES",
+        who, a.binaryVersion);
   return "";
 }
 

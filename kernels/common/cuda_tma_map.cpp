@@ -44,10 +44,10 @@ CUtensorMap make_tma_map(const char* who, CUtensorMapDataType type, const void* 
   const std::vector<cuuint32_t> b(box.begin(), box.end()), elem(dims.size(), 1);
   CUtensorMap m{};
   const CUresult r = encode_fn(who)(&m, type, static_cast<cuuint32_t>(d.size()), const_cast<void*>(base), d.data(),
-                                    s.data(), b.data(), elem.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw Error(strprintf("%s: cuTensorMapEncodeTiled failed (CUresult %d)", who, static_cast<int>(r)));
+                                    s.data(), b.data(), elem.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error(strprintf("%s: cuTensorMapEncodeTiled failed (CUresult %d)", who, static_cast<int>(r)));
   return m;
 }
 

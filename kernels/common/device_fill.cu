@@ -47,7 +47,9 @@ __global__ void fill_normal_kernel(void* out, std::int64_t n, std::uint64_t seed
       case DType::bf16: static_cast<__nv_bfloat16*>(out)[i] = __float2bfloat16_rn(v); break;
       case DType::fp8_e4m3: static_cast<__nv_fp8_e4m3*>(out)[i] = __nv_fp8_e4m3(v); break;
       case DType::fp8_e5m2: static_cast<__nv_fp8_e5m2*>(out)[i] = __nv_fp8_e5m2(v); break;
-      case DType::int8: static_cast<std::int8_t*>(out)[i] = static_cast<std::int8_t>(fmaxf(-128.0f, fminf(127.0f, rintf(v)))); break;
+      case DType::int8:
+        static_cast<std::int8_t*>(out)[i] = static_cast<std::int8_t>(fmaxf(-128.0f, fminf(127.0f, rintf(v))));
+        break;
       case DType::int32: static_cast<std::int32_t*>(out)[i] = static_cast<std::int32_t>(rintf(v)); break;
       case DType::int4:
       case DType::fp4_e2m1: break;  // no device path stores these (gemm/cublaslt refuses them)

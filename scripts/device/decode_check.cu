@@ -27,13 +27,13 @@
 using namespace genbench;
 using namespace genbench::decode;
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-      std::exit(2);                                                                                \
-    }                                                                                              \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                           \
+    }                                                                                         \
   } while (0)
 
 namespace {
@@ -105,9 +105,10 @@ struct Spec {
 
 std::string describe(const Spec& s) {
   char b[200];
-  std::snprintf(b, sizeof b, "b=%d h=%d/%d d=%d new=%d cache=%d page=%d%s%s q=%s kv=%s%s", s.batch, s.heads, s.heads_kv,
-                s.d, s.n, s.cache, s.page, s.varlen ? " varlen" : "", s.causal ? " causal" : "", ename(s.q), ename(s.kv),
-                (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "")).c_str());
+  std::snprintf(
+      b, sizeof b, "b=%d h=%d/%d d=%d new=%d cache=%d page=%d%s%s q=%s kv=%s%s", s.batch, s.heads, s.heads_kv, s.d, s.n,
+      s.cache, s.page, s.varlen ? " varlen" : "", s.causal ? " causal" : "", ename(s.q), ename(s.kv),
+      (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "")).c_str());
   return b;
 }
 
@@ -295,8 +296,9 @@ int validate_one(const Spec& s, bool graph, std::uint64_t seed) {
       CK(cudaGraphLaunch(ge, st));
       CK(cudaStreamSynchronize(st));
       DecodeCheck g = validate_decode(pr.host(), seed + draw, 3e7);
-      std::printf("%s %s graph replay, lengths draw %llu (first %lld): %s\n", g.ok ? "PASS" : "FAIL", describe(s).c_str(),
-                  static_cast<unsigned long long>(draw), static_cast<long long>(pr.h_lens[0]), g.detail.c_str());
+      std::printf("%s %s graph replay, lengths draw %llu (first %lld): %s\n", g.ok ? "PASS" : "FAIL",
+                  describe(s).c_str(), static_cast<unsigned long long>(draw), static_cast<long long>(pr.h_lens[0]),
+                  g.detail.c_str());
       fails += !g.ok;
     }
     cudaGraphExecDestroy(ge);
@@ -463,9 +465,9 @@ int main(int argc, char** argv) {
       const auto lens = cache_lengths(dd, 0);
       const double t = med(ms[i]) * 1e-3;
       const double gbps = bytes(dd, lens).total() / t / 1e9;
-      std::printf("%s,%s,%.2f,%.2f/%.2f/%.2f,%.1f,%.3f,%.4g,%.2f\n", describe(specs[i]).c_str(), var[i].c_str(), t * 1e6,
-                  ms[i][0] * 1e3, ms[i][std::min<std::size_t>(1, ms[i].size() - 1)] * 1e3, ms[i].back() * 1e3, gbps,
-                  gbps / c, specs[i].batch * specs[i].n / t, flops(dd, lens) / t / 1e12);
+      std::printf("%s,%s,%.2f,%.2f/%.2f/%.2f,%.1f,%.3f,%.4g,%.2f\n", describe(specs[i]).c_str(), var[i].c_str(),
+                  t * 1e6, ms[i][0] * 1e3, ms[i][std::min<std::size_t>(1, ms[i].size() - 1)] * 1e3, ms[i].back() * 1e3,
+                  gbps, gbps / c, specs[i].batch * specs[i].n / t, flops(dd, lens) / t / 1e12);
     }
     return 0;
   }

@@ -11,7 +11,9 @@ const char* backend_name(BackendKind k) { return k == BackendKind::cuda ? "cuda"
 
 const std::vector<DeviceInfoField>& device_info_fields() {
   using D = DeviceInfo;
-  auto i = [](const char* n, const char* u, const char* m, int D::*f) { return DeviceInfoField{n, u, m, 0, f, nullptr, nullptr}; };
+  auto i = [](const char* n, const char* u, const char* m, int D::*f) {
+    return DeviceInfoField{n, u, m, 0, f, nullptr, nullptr};
+  };
   auto l = [](const char* n, const char* u, const char* m, std::int64_t D::*f) {
     return DeviceInfoField{n, u, m, 0, nullptr, f, nullptr};
   };

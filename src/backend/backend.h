@@ -23,7 +23,7 @@ struct DeviceInfo {
   std::string name;
   std::string uuid;
   std::string pci_bus_id;
-  int sm_count = 0;          // multiprocessors (host: logical CPUs)
+  int sm_count = 0;  // multiprocessors (host: logical CPUs)
   int cc_major = 0, cc_minor = 0;
   std::int64_t memory_bytes = 0;
   std::int64_t l2_bytes = 0;
@@ -42,7 +42,7 @@ struct DeviceInfo {
 // an int or int64 field is an int64 column, a string field a fixed-length string column.
 struct DeviceInfoField {
   const char* name;
-  const char* unit;     // "" when dimensionless
+  const char* unit;  // "" when dimensionless
   const char* meaning;
   std::size_t str_len;  // bytes of the string column (NUL included); 0 for integers
   int DeviceInfo::*as_int;
@@ -79,7 +79,9 @@ class DeviceBuffer {
 
   void* get() const { return ptr_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:

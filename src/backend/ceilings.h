@@ -11,10 +11,10 @@ namespace genbench {
 
 struct Ceiling {
   int rank = 0;
-  std::string name;   // "copy_GBps", "gemm_bf16_tflops", ...
+  std::string name;  // "copy_GBps", "gemm_bf16_tflops", ...
   double value = 0;
-  std::string unit;   // "GB/s", "TFLOP/s"
-  std::string detail; // how it was measured
+  std::string unit;    // "GB/s", "TFLOP/s"
+  std::string detail;  // how it was measured
 };
 
 // Measures this rank's ceilings on its device (cuda: device-to-device copy bandwidth and the

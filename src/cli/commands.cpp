@@ -134,11 +134,12 @@ int cmd_info(const Comm& comm) {
   const auto lines = comm.gather(strprintf(
       "rank %d (local %d) on %s: %s backend, %s; %d SMs/cores, cc %d.%d, %s memory, %s L2, driver %s, runtime %s, "
       "NCCL %s, cuBLAS %s, cuDNN %s",
-      comm.rank(), comm.local_rank(), comm.host().c_str(), backend_name.c_str(), d.name.c_str(), d.sm_count,
-      d.cc_major, d.cc_minor, format_bytes(static_cast<double>(d.memory_bytes)).c_str(),
+      comm.rank(), comm.local_rank(), comm.host().c_str(), backend_name.c_str(), d.name.c_str(), d.sm_count, d.cc_major,
+      d.cc_minor, format_bytes(static_cast<double>(d.memory_bytes)).c_str(),
       format_bytes(static_cast<double>(d.l2_bytes)).c_str(), d.driver_version.empty() ? "-" : d.driver_version.c_str(),
-      d.runtime_version.empty() ? "-" : d.runtime_version.c_str(), d.nccl_version.empty() ? "-" : d.nccl_version.c_str(),
-      d.cublas_version.empty() ? "-" : d.cublas_version.c_str(), d.cudnn_version.empty() ? "-" : d.cudnn_version.c_str()));
+      d.runtime_version.empty() ? "-" : d.runtime_version.c_str(),
+      d.nccl_version.empty() ? "-" : d.nccl_version.c_str(), d.cublas_version.empty() ? "-" : d.cublas_version.c_str(),
+      d.cudnn_version.empty() ? "-" : d.cudnn_version.c_str()));
   if (comm.is_root()) {
     std::printf("genbench %s\n", GENBENCH_VERSION_STRING);
     std::printf("MPI: %s; HDF5 %u.%u.%u; yaml-cpp; CUDA backend %s; %d CUDA device(s) visible\n",

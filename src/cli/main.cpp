@@ -66,8 +66,11 @@ int main(int argc, char** argv) {
       if (!export_csv_flag && !export_json_flag) throw UsageError("export: choose --csv or --json");
       if (export_csv_flag) {
         std::string dir = export_out;
-        if (dir.empty()) dir = (export_file.size() > 3 && export_file.substr(export_file.size() - 3) == ".h5"
-                                    ? export_file.substr(0, export_file.size() - 3) : export_file) + "-csv";
+        if (dir.empty())
+          dir = (export_file.size() > 3 && export_file.substr(export_file.size() - 3) == ".h5"
+                     ? export_file.substr(0, export_file.size() - 3)
+                     : export_file) +
+                "-csv";
         export_csv(export_file, dir);
         std::fprintf(stderr, "genbench: wrote CSV tables to %s/\n", dir.c_str());
       } else {

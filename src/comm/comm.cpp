@@ -89,7 +89,8 @@ double Comm::sum(double v) const {
 void Comm::max_inplace(std::vector<double>& v) const {
   ActivityScope op("MPI_Allreduce(max)");
   if (v.empty()) return;
-  GENBENCH_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  GENBENCH_CHECK_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
 std::vector<double> Comm::gather(const std::vector<double>& v) const {
@@ -120,8 +121,8 @@ std::vector<std::string> Comm::gather(const std::string& s) const {
     total += lens[i];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  GENBENCH_CHECK_MPI(MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-                                 MPI_COMM_WORLD));
+  GENBENCH_CHECK_MPI(
+      MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD));
   std::vector<std::string> out;
   for (std::size_t i = 0; i < lens.size(); ++i)
     out.push_back(all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));

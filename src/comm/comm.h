@@ -12,10 +12,10 @@
 
 namespace genbench {
 
-#define GENBENCH_CHECK_MPI(call)                                                              \
-  do {                                                                                        \
-    const int genbench_mpi_rc_ = (call);                                                      \
-    if (genbench_mpi_rc_ != MPI_SUCCESS)                                                      \
+#define GENBENCH_CHECK_MPI(call)                                                                               \
+  do {                                                                                                         \
+    const int genbench_mpi_rc_ = (call);                                                                       \
+    if (genbench_mpi_rc_ != MPI_SUCCESS)                                                                       \
       ::genbench::throw_call_error(#call, ::genbench::mpi_error_string(genbench_mpi_rc_), __FILE__, __LINE__); \
   } while (0)
 

@@ -50,8 +50,8 @@ namespace {
 constexpr std::size_t kMaxPoints = 1000000;
 constexpr std::int64_t kMaxAxisValues = 10000;  // values one range may produce
 constexpr long long kMaxConfigBytes = 1 << 20;
-constexpr int kMaxDepth = 64;     // flow brackets or "- " entries nested on one line
-constexpr int kMaxIndent = 400;   // columns of leading indentation
+constexpr int kMaxDepth = 64;    // flow brackets or "- " entries nested on one line
+constexpr int kMaxIndent = 400;  // columns of leading indentation
 
 class Parser {
  public:
@@ -102,7 +102,10 @@ class Parser {
     }
     if (!v) {
       bool negative = !s.empty() && s[0] == '-';
-      fail(n, "'" + key + "' must be " + (negative ? "positive" : allow_suffix ? "a size such as 4096, 64K, 1M or 4G" : "an integer") +
+      fail(n, "'" + key + "' must be " +
+                  (negative       ? "positive"
+                   : allow_suffix ? "a size such as 4096, 64K, 1M or 4G"
+                                  : "an integer") +
                   ", not '" + s + "'");
     }
     if (*v < lo || *v > hi)
@@ -134,18 +137,22 @@ class Parser {
   }
 
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
-    check_keys(n, {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
-                   "launches_per_sample", "state_period"},
+    check_keys(n,
+               {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
+                "launches_per_sample", "state_period"},
                "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
     if (n["warmup_time"]) t.warmup_time_s = real(n["warmup_time"], "warmup_time", 0, 3600);
-    if (n["min_iterations"]) t.min_iterations = static_cast<int>(integer(n["min_iterations"], "min_iterations", 1, 1000000, false));
-    if (n["max_iterations"]) t.max_iterations = static_cast<int>(integer(n["max_iterations"], "max_iterations", 1, 1000000, false));
+    if (n["min_iterations"])
+      t.min_iterations = static_cast<int>(integer(n["min_iterations"], "min_iterations", 1, 1000000, false));
+    if (n["max_iterations"])
+      t.max_iterations = static_cast<int>(integer(n["max_iterations"], "max_iterations", 1, 1000000, false));
     if (n["min_time"]) t.min_time_s = real(n["min_time"], "min_time", 0, 3600);
     if (n["max_time"]) t.max_time_s = real(n["max_time"], "max_time", 1e-6, 86400);
     if (n["target_noise"]) t.target_rel_noise = real(n["target_noise"], "target_noise", 0, 1);
     if (n["launches_per_sample"])
-      t.launches_per_sample = static_cast<int>(integer(n["launches_per_sample"], "launches_per_sample", 1, 100000, false));
+      t.launches_per_sample =
+          static_cast<int>(integer(n["launches_per_sample"], "launches_per_sample", 1, 100000, false));
     if (n["state_period"]) t.state_period_s = real(n["state_period"], "state_period", 0, 60);
     if (t.min_iterations > t.max_iterations)
       fail(n, strprintf("timing: min_iterations (%d) exceeds max_iterations (%d)", t.min_iterations, t.max_iterations));
@@ -169,10 +176,8 @@ class Parser {
         check_allowed(a, v, n);
         return v;
       }
-      case AxisType::real:
-        return real(n, a.name, 0, 1e30);
-      case AxisType::boolean:
-        return std::int64_t{boolean(n, a.name) ? 1 : 0};
+      case AxisType::real: return real(n, a.name, 0, 1e30);
+      case AxisType::boolean: return std::int64_t{boolean(n, a.name) ? 1 : 0};
       case AxisType::choice: {
         const std::string s = scalar(n, a.name);
         if (std::find(a.choices.begin(), a.choices.end(), s) == a.choices.end()) {
@@ -293,7 +298,8 @@ class Parser {
       if (!t.IsMap()) fail(t, where + ": 'tags' must be a map of names to values (model: llama3-8b)");
       for (const auto& kv : t) {
         const std::string key = kv.first.Scalar();
-        if (key.empty() || key.size() > 32 || key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+        if (key.empty() || key.size() > 32 ||
+            key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
           fail(kv.first, where + ": tag name '" + key + "' must be 1-32 characters of a-z, 0-9 and _");
         if (!kv.second.IsScalar()) fail(kv.second, where + ": tag '" + key + "' must have one value");
         const std::string value = kv.second.Scalar();
@@ -304,8 +310,7 @@ class Parser {
     std::size_t total = b.implementations.size();
     for (const auto& v : b.axis_values) {
       total *= v.size();
-      if (total > kMaxPoints)
-        fail(n, strprintf("%s expands to more than %zu points", where.c_str(), kMaxPoints));
+      if (total > kMaxPoints) fail(n, strprintf("%s expands to more than %zu points", where.c_str(), kMaxPoints));
     }
     return b;
   }
@@ -409,7 +414,8 @@ class Parser {
       }
       if (s["output"]) cfg.output = scalar(s["output"], "output");
       if (s["seed"]) cfg.seed = static_cast<std::uint64_t>(integer(s["seed"], "seed", 0, INT64_MAX, false));
-      if (s["allow_shared_devices"]) cfg.allow_shared_devices = boolean(s["allow_shared_devices"], "allow_shared_devices");
+      if (s["allow_shared_devices"])
+        cfg.allow_shared_devices = boolean(s["allow_shared_devices"], "allow_shared_devices");
       if (s["timing"]) cfg.timing = timing(s["timing"], cfg.timing);
       if (s["watchdog_s"]) cfg.watchdog_s = real(s["watchdog_s"], "watchdog_s", 0, 1e7);
       if (s["measure_ceilings"]) cfg.measure_ceilings = boolean(s["measure_ceilings"], "measure_ceilings");

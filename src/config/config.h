@@ -35,14 +35,14 @@ struct BenchmarkConfig {
 
 struct Config {
   std::string path;
-  std::string text;          // the file's full text, stored in the result file
+  std::string text;  // the file's full text, stored in the result file
   std::string backend = "auto";
-  std::string output;        // default output file ("" = none given)
+  std::string output;  // default output file ("" = none given)
   std::uint64_t seed = 1234;
   bool allow_shared_devices = false;  // more ranks than GPUs on a node
-  double watchdog_s = 300;   // abort the job when a rank makes no progress this long (0: off)
-  bool measure_ceilings = true;  // cuda: copy and GEMM ceilings at the start of a run (/ceilings)
-  TimingPolicy timing;       // defaults for every benchmark
+  double watchdog_s = 300;            // abort the job when a rank makes no progress this long (0: off)
+  bool measure_ceilings = true;       // cuda: copy and GEMM ceilings at the start of a run (/ceilings)
+  TimingPolicy timing;                // defaults for every benchmark
   std::vector<BenchmarkConfig> benchmarks;
 
   std::uint64_t fingerprint() const;  // identifies the config for --resume

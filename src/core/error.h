@@ -30,12 +30,11 @@ class Interrupted : public Error {
   using Error::Error;
 };
 
-[[noreturn]] void throw_call_error(const char* call, const std::string& detail, const char* file,
-                                   int line);
+[[noreturn]] void throw_call_error(const char* call, const std::string& detail, const char* file, int line);
 
 }  // namespace genbench
 
-#define GENBENCH_CHECK(cond, msg)                                                  \
-  do {                                                                             \
-    if (!(cond)) ::genbench::throw_call_error(#cond, (msg), __FILE__, __LINE__);   \
+#define GENBENCH_CHECK(cond, msg)                                                \
+  do {                                                                           \
+    if (!(cond)) ::genbench::throw_call_error(#cond, (msg), __FILE__, __LINE__); \
   } while (0)

@@ -25,15 +25,15 @@ std::int64_t now_ns() {
 }
 
 struct Activity {
-  std::atomic<const char*> op{nullptr};      // operation inside now, or nullptr
+  std::atomic<const char*> op{nullptr};       // operation inside now, or nullptr
   std::atomic<const char*> last_op{nullptr};  // the last operation entered
   std::atomic<std::uint64_t> seq{0};
-  std::atomic<std::uint64_t> op_number{0};   // own number of the device operation `op` (0: none)
-  std::atomic<const char*> device_op{nullptr};   // last device operation enqueued
+  std::atomic<std::uint64_t> op_number{0};      // own number of the device operation `op` (0: none)
+  std::atomic<const char*> device_op{nullptr};  // last device operation enqueued
   std::atomic<std::uint64_t> device_number{0};
-  std::atomic<int> device_state{0};  // 0 none, 1 outstanding, 2 completed, 3 skipped
-  std::atomic<std::int64_t> since_ns{0};     // last change of any of this
-  std::mutex mu;                              // guards the point
+  std::atomic<int> device_state{0};       // 0 none, 1 outstanding, 2 completed, 3 skipped
+  std::atomic<std::int64_t> since_ns{0};  // last change of any of this
+  std::mutex mu;                          // guards the point
   std::string bench;
   std::size_t index = 0;
 };
@@ -128,7 +128,8 @@ std::string activity_describe() {
   const unsigned long long number = a.op_number.load();
   std::string what;
   if (op && number)
-    what = strprintf("in %s #%llu (waiting for the device; last host operation #%llu) for %.1f s", op, number, seq, idle);
+    what =
+        strprintf("in %s #%llu (waiting for the device; last host operation #%llu) for %.1f s", op, number, seq, idle);
   else if (op) what = strprintf("in %s (operation #%llu) for %.1f s", op, seq, idle);
   else if (last) what = strprintf("after %s (operation #%llu), no operation for %.1f s", last, seq, idle);
   // The last device operation, unless the wait above names it already.

@@ -35,7 +35,8 @@ const std::vector<Field<PointRecord>>& point_fields() {
   using R = PointRecord;
   using T = ColumnType;
   static const std::vector<Field<R>> f{
-      {col("point", T::i64, 0, "", "index of the point in the benchmark's sweep; equals the row; -1 in a row never written"),
+      {col("point", T::i64, 0, "",
+           "index of the point in the benchmark's sweep; equals the row; -1 in a row never written"),
        [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.point.index); }},
       {col("impl", T::str, kNameLen, "", "implementation"), [](const R& r) -> ColumnValue { return r.point.impl; }},
       {col("status", T::str, kStatusLen, "",
@@ -48,7 +49,8 @@ const std::vector<Field<PointRecord>>& point_fields() {
        [](const R& r) -> ColumnValue { return r.variant; }},
       {col("stop_reason", T::str, 16, "", "converged, max_iterations or max_time"),
        [](const R& r) -> ColumnValue { return r.stop_reason; }},
-      {col("iterations", T::i64, 0, "", "timed iterations: samples[row, rank, :iterations] hold them; 0 when the point did not run"),
+      {col("iterations", T::i64, 0, "",
+           "timed iterations: samples[row, rank, :iterations] hold them; 0 when the point did not run"),
        [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.slowest.n); }},
       {col("time_median_s", T::f64, 0, "s", "median of the per-iteration maximum over ranks"),
        [](const R& r) -> ColumnValue { return timing(r, r.slowest.median); }},
@@ -70,7 +72,8 @@ const std::vector<Field<PointRecord>>& point_fields() {
        [](const R& r) -> ColumnValue { return r.work.flops; }},
       {col("work_bytes", T::f64, 0, "B", "collectives: nccl-tests' size; others: minimum bytes moved (Op::work)"),
        [](const R& r) -> ColumnValue { return r.work.bytes; }},
-      {col("work_tokens", T::f64, 0, "tokens", "tokens produced by one iteration (decode: batch x new tokens; 0 for ops without tokens)"),
+      {col("work_tokens", T::f64, 0, "tokens",
+           "tokens produced by one iteration (decode: batch x new tokens; 0 for ops without tokens)"),
        [](const R& r) -> ColumnValue { return r.work.tokens; }},
       {col("peak_memory_bytes", T::i64, 0, "B", "largest per-rank peak of the point's counted allocations"),
        [](const R& r) -> ColumnValue {
@@ -78,16 +81,19 @@ const std::vector<Field<PointRecord>>& point_fields() {
          for (const auto& x : r.ranks) peak = std::max(peak, x.peak_memory_bytes);
          return peak;
        }},
-      {col("validation_error", T::f64, 0, "", "the error measure (relative error, or wrong elements for collectives), highest over ranks"),
+      {col("validation_error", T::f64, 0, "",
+           "the error measure (relative error, or wrong elements for collectives), highest over ranks"),
        [](const R& r) -> ColumnValue { return r.validation_error; }},
       {col("validation_tolerance", T::f64, 0, "", "the bound validation_error is held to"),
        [](const R& r) -> ColumnValue { return r.validation_tolerance; }},
       {col("sm_clock_mhz", T::f64, 0, "MHz",
-           "lowest over ranks of each rank's mean SM clock over the NVML samples during the timed iterations; NaN without NVML"),
+           "lowest over ranks of each rank's mean SM clock over the NVML samples during the timed iterations; NaN "
+           "without NVML"),
        [](const R& r) -> ColumnValue { return r.state.sm_clock_mhz; }},
       {col("mem_clock_mhz", T::f64, 0, "MHz", "as sm_clock_mhz, for the memory clock"),
        [](const R& r) -> ColumnValue { return r.state.mem_clock_mhz; }},
-      {col("power_w", T::f64, 0, "W", "highest over ranks of the highest power sample during or right after the timed iterations"),
+      {col("power_w", T::f64, 0, "W",
+           "highest over ranks of the highest power sample during or right after the timed iterations"),
        [](const R& r) -> ColumnValue { return r.state.power_w; }},
       {col("temperature_c", T::f64, 0, "C", "as power_w, for the temperature"),
        [](const R& r) -> ColumnValue { return r.state.temperature_c; }},
@@ -95,7 +101,8 @@ const std::vector<Field<PointRecord>>& point_fields() {
            "NVML clocks-event reason bits seen before, during or after the timed iterations, OR-ed over ranks"),
        [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.state.throttle_reasons); }},
       {col("throttled", T::i64, 0, "",
-           "1 when those bits include power cap, hardware slowdown, thermal slowdown or power brake (0x4, 0x8, 0x20, 0x40, 0x80)"),
+           "1 when those bits include power cap, hardware slowdown, thermal slowdown or power brake (0x4, 0x8, 0x20, "
+           "0x40, 0x80)"),
        [](const R& r) -> ColumnValue { return std::int64_t{r.state.throttled ? 1 : 0}; }},
       {col("ceiling_fraction", T::f64, 0, "",
            "the point's rate over the /ceilings value its op names (lowest over ranks); NaN without one"),
@@ -140,8 +147,10 @@ const std::vector<Field<Ceiling>>& ceiling_fields() {
   static const std::vector<Field<R>> f{
       {col("rank", T::i64, 0, "", "the rank whose device was measured"),
        [](const R& r) -> ColumnValue { return std::int64_t{r.rank}; }},
-      {col("name", T::str, kNameLen, "", "copy_GBps, gemm_<dtype>_tflops"), [](const R& r) -> ColumnValue { return r.name; }},
-      {col("value", T::f64, 0, "", "the rate reached, in the row's unit"), [](const R& r) -> ColumnValue { return r.value; }},
+      {col("name", T::str, kNameLen, "", "copy_GBps, gemm_<dtype>_tflops"),
+       [](const R& r) -> ColumnValue { return r.name; }},
+      {col("value", T::f64, 0, "", "the rate reached, in the row's unit"),
+       [](const R& r) -> ColumnValue { return r.value; }},
       {col("unit", T::str, 16, "", "GB/s or TFLOP/s"), [](const R& r) -> ColumnValue { return r.unit; }},
       {col("detail", T::str, 192, "", "how it was measured"), [](const R& r) -> ColumnValue { return r.detail; }},
   };
@@ -259,7 +268,9 @@ std::vector<Column> axis_columns(const Op& op) {
   for (const auto& a : op.axes()) {
     Column c;
     c.name = a.name;
-    c.type = a.type == AxisType::real ? ColumnType::f64 : a.type == AxisType::choice ? ColumnType::str : ColumnType::i64;
+    c.type = a.type == AxisType::real     ? ColumnType::f64
+             : a.type == AxisType::choice ? ColumnType::str
+                                          : ColumnType::i64;
     c.str_len = c.type == ColumnType::str ? kNameLen : 0;
     c.meaning = (a.tuning ? "tuning switch: " : "axis: ") + a.help + (a.type == AxisType::boolean ? " (0/1)" : "");
     c.kind = "axis";
@@ -292,8 +303,8 @@ std::vector<Column> ceilings() { return decls(ceiling_fields()); }
 std::vector<Column> system() {
   std::vector<Column> out;
   for (const auto& f : device_info_fields())
-    out.push_back(Column{f.name, f.as_str ? ColumnType::str : ColumnType::i64, f.as_str ? f.str_len : 0, f.unit,
-                         f.meaning, ""});
+    out.push_back(
+        Column{f.name, f.as_str ? ColumnType::str : ColumnType::i64, f.as_str ? f.str_len : 0, f.unit, f.meaning, ""});
   return out;
 }
 
@@ -376,7 +387,8 @@ std::string schema_description_json() {
 }
 
 std::string schema_text() {
-  std::string o = strprintf("genbench result file, schema version %d (docs/hdf5-schema.md)\n\n", schema::kSchemaVersion);
+  std::string o =
+      strprintf("genbench result file, schema version %d (docs/hdf5-schema.md)\n\n", schema::kSchemaVersion);
   o += "/benchmarks/<name>/points: " + std::string(kPointsNote) + "\n" + text_table(points_fixed());
   o += strprintf("  (the benchmark's axes follow '%s'; the op's columns follow the last fixed column)\n\n", kAxesAfter);
   o += "/benchmarks/<name>/rank_stats: " + std::string(kRankStatsNote) + "\n" + text_table(rank_stats()) + "\n";
@@ -387,7 +399,8 @@ std::string schema_text() {
   for (const Op* op : all_ops()) {
     o += "\nop " + op->name() + ": axes (after 'impl')\n" + text_table(axis_columns(*op));
     const auto oc = op_columns(*op);
-    o += "op " + op->name() + ": op columns (after 'ceiling_fraction')\n" + (oc.empty() ? "  (none)\n" : text_table(oc));
+    o +=
+        "op " + op->name() + ": op columns (after 'ceiling_fraction')\n" + (oc.empty() ? "  (none)\n" : text_table(oc));
   }
   return o;
 }

@@ -18,9 +18,9 @@
 namespace genbench::columns {
 
 // Fixed-length string sizes (bytes, NUL included); longer values are cut.
-inline constexpr std::size_t kNameLen = 32;    // impl, choice axes
+inline constexpr std::size_t kNameLen = 32;  // impl, choice axes
 inline constexpr std::size_t kReasonLen = 512;
-inline constexpr std::size_t kOpStrLen = 64;   // the op's string columns ("<axis>_chosen")
+inline constexpr std::size_t kOpStrLen = 64;  // the op's string columns ("<axis>_chosen")
 inline constexpr std::size_t kStatusLen = 16;
 
 struct Column {
@@ -29,7 +29,7 @@ struct Column {
   std::size_t str_len = 0;  // string columns only
   std::string unit;         // "" when dimensionless
   std::string meaning;
-  std::string kind;         // points only: fixed | axis | op
+  std::string kind;  // points only: fixed | axis | op
 };
 
 const char* type_name(ColumnType t);  // "i64", "f64", "str"

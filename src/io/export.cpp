@@ -95,13 +95,13 @@ Table read_table(hid_t file, const std::string& path, const std::string& file_na
 // Schema 2 allocates a row for every point of the sweep; a row whose status is empty has not
 // completed and is left out (schema 1 files have no such rows).
 Table completed_rows(Table t) {
-  const auto it = std::find_if(t.fields.begin(), t.fields.end(), [](const Table::Field& f) { return f.name == "status"; });
+  const auto it =
+      std::find_if(t.fields.begin(), t.fields.end(), [](const Table::Field& f) { return f.name == "status"; });
   if (it == t.fields.end() || it->cls != H5T_STRING) return t;
   std::size_t kept = 0;
   for (std::size_t r = 0; r < t.rows; ++r) {
     if (t.data[r * t.row_size + it->offset] == 0) continue;
-    if (kept != r)
-      std::memmove(t.data.data() + kept * t.row_size, t.data.data() + r * t.row_size, t.row_size);
+    if (kept != r) std::memmove(t.data.data() + kept * t.row_size, t.data.data() + r * t.row_size, t.row_size);
     ++kept;
   }
   t.rows = kept;
@@ -174,8 +174,8 @@ void export_csv(const std::string& result_file, const std::string& out_dir) {
   if (ec) throw UsageError("cannot create " + out_dir + ": " + ec.message());
   write_csv(read_table(f, schema::kSystem, result_file), out_dir + "/system.csv");
   for (const auto& name : benchmark_names(f))
-    write_csv(completed_rows(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints,
-                                        result_file)),
+    write_csv(completed_rows(
+                  read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file)),
               out_dir + "/" + name + ".csv");
 }
 
@@ -183,8 +183,8 @@ void export_json(const std::string& result_file, const std::string& out_path) {
   Id f = open_checked(result_file);
   Json doc;
   Json attrs = Json::object();
-  for (const char* a : {"format", "tool_version", "git_revision", "source_tree", "config_path", "config_fingerprint", "command_line",
-                        "start_utc", "end_utc", "backend", "state", "config"})
+  for (const char* a : {"format", "tool_version", "git_revision", "source_tree", "config_path", "config_fingerprint",
+                        "command_line", "start_utc", "end_utc", "backend", "state", "config"})
     attrs[a] = h5::get_attr_string(f, a);
   attrs["schema_version"] = h5::get_attr_int(f, schema::kAttrSchemaVersion);
   attrs["world_size"] = h5::get_attr_int(f, schema::kAttrWorldSize);
@@ -192,8 +192,8 @@ void export_json(const std::string& result_file, const std::string& out_path) {
   doc["system"] = rows_json(read_table(f, schema::kSystem, result_file));
   Json benches = Json::object();
   for (const auto& name : benchmark_names(f))
-    benches[name] = rows_json(
-        completed_rows(read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file)));
+    benches[name] = rows_json(completed_rows(
+        read_table(f, std::string(schema::kBenchmarks) + "/" + name + "/" + schema::kPoints, result_file)));
   doc["benchmarks"] = benches;
   if (out_path == "-") {
     std::cout << doc.dump(1) << "\n";

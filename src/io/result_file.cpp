@@ -277,7 +277,8 @@ void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, "source_tree", a.source_tree);
   h5::set_attr(f, "config", a.config_text);
   h5::set_attr(f, "config_path", a.config_path);
-  h5::set_attr(f, schema::kAttrFingerprint, strprintf("%016llx", static_cast<unsigned long long>(a.config_fingerprint)));
+  h5::set_attr(f, schema::kAttrFingerprint,
+               strprintf("%016llx", static_cast<unsigned long long>(a.config_fingerprint)));
   h5::set_attr(f, "command_line", a.command_line);
   h5::set_attr(f, "start_utc", a.start_utc);
   h5::set_attr(f, "end_utc", std::string());
@@ -323,7 +324,8 @@ std::set<std::size_t> completed_points(hid_t g, const std::string& bench, const 
     if (cells[r].status[0] == '\0') continue;
     if (cells[r].point != static_cast<std::int64_t>(r))
       throw UsageError(strprintf("--resume: %s: benchmark '%s' row %llu holds point %lld (damaged file?)", path.c_str(),
-                                 bench.c_str(), static_cast<unsigned long long>(r), static_cast<long long>(cells[r].point)));
+                                 bench.c_str(), static_cast<unsigned long long>(r),
+                                 static_cast<long long>(cells[r].point)));
     done.insert(static_cast<std::size_t>(r));
   }
   return done;
@@ -379,9 +381,10 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
   const std::string why = check_result_file(path, &version);
   if (!why.empty()) throw UsageError("--resume: " + why);
   if (version != schema::kSchemaVersion)
-    throw UsageError(strprintf("--resume: %s has schema version %d; this build continues only version %d files "
-                               "(export and the analysis still read it): start a new output file",
-                               path.c_str(), version, schema::kSchemaVersion));
+    throw UsageError(
+        strprintf("--resume: %s has schema version %d; this build continues only version %d files "
+                  "(export and the analysis still read it): start a new output file",
+                  path.c_str(), version, schema::kSchemaVersion));
   QuietHdf5 quiet;
   remove_stale_copies(path);
   ResultFile file(path, attrs.world_size);
@@ -390,10 +393,12 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
     Id f = open_rw(staged.tmp());
     const std::string fp = strprintf("%016llx", static_cast<unsigned long long>(attrs.config_fingerprint));
     if (h5::get_attr_string(f, schema::kAttrFingerprint) != fp)
-      throw UsageError("--resume: " + path + " was made from a different config; use a new output file or the original config");
+      throw UsageError("--resume: " + path +
+                       " was made from a different config; use a new output file or the original config");
     if (h5::get_attr_int(f, schema::kAttrWorldSize) != attrs.world_size)
       throw UsageError(strprintf("--resume: %s was made with %lld ranks, this job has %d", path.c_str(),
-                                 static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)), attrs.world_size));
+                                 static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)),
+                                 attrs.world_size));
     Id g(H5Gopen2(f, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
     if (g.valid()) {
       for (const auto& name : group_names(g)) {

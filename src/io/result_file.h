@@ -33,23 +33,23 @@ struct RunAttributes {
 };
 
 struct RankRecord {
-  Summary summary;                 // of this rank's samples (seconds)
+  Summary summary;                      // of this rank's samples (seconds)
   std::int64_t peak_memory_bytes = 0;   // framework allocation accounting
   std::int64_t memory_delta_bytes = 0;  // device free memory before minus during the point
 };
 
 struct PointRecord {
   Point point;
-  std::string status;    // schema::kOk ...
-  std::string reason;    // why not ok
-  std::string variant;   // which kernel configuration / algorithm ran
+  std::string status;   // schema::kOk ...
+  std::string reason;   // why not ok
+  std::string variant;  // which kernel configuration / algorithm ran
   std::string stop_reason;
   std::vector<std::vector<double>> samples;  // [rank][iteration], equal lengths
   std::vector<RankRecord> ranks;
-  Summary slowest;       // of the per-iteration maximum over ranks
+  Summary slowest;  // of the per-iteration maximum over ranks
   Work work;
   double validation_error = 0, validation_tolerance = 0;
-  DeviceState state;     // during the timed iterations, over ranks (see docs/cuda-backend.md)
+  DeviceState state;  // during the timed iterations, over ranks (see docs/cuda-backend.md)
   // The op's part of the row, in Op::columns() order (effective shape, tuning chosen, metrics,
   // extra columns): NaN / "" where a value does not apply.
   std::vector<ColumnValue> op_values;
@@ -61,7 +61,7 @@ struct BenchmarkInfo {
   const Op* op = nullptr;
   std::vector<std::string> implementations;
   std::size_t sweep_size = 0;
-  TimingPolicy timing;  // timing.max_iterations bounds the samples' last dimension
+  TimingPolicy timing;                                    // timing.max_iterations bounds the samples' last dimension
   std::vector<std::pair<std::string, std::string>> tags;  // BenchmarkConfig::tags
 };
 

@@ -12,11 +12,10 @@ struct Entry {
   std::size_t size;
 };
 constexpr Entry kTypes[] = {
-    {DType::fp32, "fp32", 4},         {DType::tf32, "tf32", 4},
-    {DType::fp16, "fp16", 2},         {DType::bf16, "bf16", 2},
-    {DType::fp8_e4m3, "fp8_e4m3", 1}, {DType::fp8_e5m2, "fp8_e5m2", 1},
-    {DType::int8, "int8", 1},         {DType::int32, "int32", 4},
-    {DType::int4, "int4", 1},         {DType::fp4_e2m1, "fp4_e2m1", 1},
+    {DType::fp32, "fp32", 4},         {DType::tf32, "tf32", 4},         {DType::fp16, "fp16", 2},
+    {DType::bf16, "bf16", 2},         {DType::fp8_e4m3, "fp8_e4m3", 1}, {DType::fp8_e5m2, "fp8_e5m2", 1},
+    {DType::int8, "int8", 1},         {DType::int32, "int32", 4},       {DType::int4, "int4", 1},
+    {DType::fp4_e2m1, "fp4_e2m1", 1},
 };
 
 // Keep `mant_bits` explicit mantissa bits of an fp32 value, round to nearest even, and clamp
@@ -63,22 +62,14 @@ const std::vector<std::string>& dtype_names() {
 float round_to(DType t, float x) {
   switch (t) {
     case DType::fp32:
-    case DType::int32:
-      return x;
-    case DType::tf32:
-      return round_mantissa(x, 10, -126, 3.4e38f);
-    case DType::fp16:
-      return round_mantissa(x, 10, -14, 65504.0f);
-    case DType::bf16:
-      return round_mantissa(x, 7, -126, 3.39e38f);
-    case DType::fp8_e4m3:
-      return round_mantissa(x, 3, -6, 448.0f);
-    case DType::fp8_e5m2:
-      return round_mantissa(x, 2, -14, 57344.0f);
-    case DType::int8:
-      return std::fmax(-128.0f, std::fmin(127.0f, std::nearbyint(x)));
-    case DType::int4:
-      return std::fmax(-8.0f, std::fmin(7.0f, std::nearbyint(x)));
+    case DType::int32: return x;
+    case DType::tf32: return round_mantissa(x, 10, -126, 3.4e38f);
+    case DType::fp16: return round_mantissa(x, 10, -14, 65504.0f);
+    case DType::bf16: return round_mantissa(x, 7, -126, 3.39e38f);
+    case DType::fp8_e4m3: return round_mantissa(x, 3, -6, 448.0f);
+    case DType::fp8_e5m2: return round_mantissa(x, 2, -14, 57344.0f);
+    case DType::int8: return std::fmax(-128.0f, std::fmin(127.0f, std::nearbyint(x)));
+    case DType::int4: return std::fmax(-8.0f, std::fmin(7.0f, std::nearbyint(x)));
     case DType::fp4_e2m1:  // 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives
       return round_mantissa(x, 1, 0, 6.0f);
   }

@@ -55,8 +55,8 @@ class Case {
 
 // What identifies an implementation, declared once in its folder.
 struct ImplementationInfo {
-  std::string op;           // the op's name
-  std::string name;         // the name configs use ("fa3", "cublaslt")
+  std::string op;    // the op's name
+  std::string name;  // the name configs use ("fa3", "cublaslt")
   BackendKind backend = BackendKind::host;
   std::string description;  // one line for `genbench list`
   // Tuning switches (AxisSpec::tuning, choice axes with default "auto"): they become axes of
@@ -122,10 +122,9 @@ struct ImplementationRegistrar {
 // In kernels/<op>/<impl>/register.cpp: registers the implementation described by `info` (an
 // ImplementationInfo expression) made by `factory` (a function returning
 // std::unique_ptr<Implementation>, or nullptr).
-#define GENBENCH_REGISTER_IMPLEMENTATION(info, factory)                                        \
-  namespace {                                                                                  \
-  const ::genbench::ImplementationRegistrar GENBENCH_CAT(genbench_impl_registrar_, __LINE__)( \
-      info, factory);                                                                          \
+#define GENBENCH_REGISTER_IMPLEMENTATION(info, factory)                                                      \
+  namespace {                                                                                                \
+  const ::genbench::ImplementationRegistrar GENBENCH_CAT(genbench_impl_registrar_, __LINE__)(info, factory); \
   }
 
 // Factories defined only in builds with the CUDA backend (cuDNN): declare with

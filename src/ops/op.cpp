@@ -42,16 +42,16 @@ const char* column_type_name(ColumnType t) {
 OpRegistrar::OpRegistrar(const Op& (*get)()) {
   auto& ops = op_list();
   const Op* op = &get();
-  ops.insert(std::lower_bound(ops.begin(), ops.end(), op,
-                              [](const Op* a, const Op* b) { return a->name() < b->name(); }),
-             op);
+  ops.insert(
+      std::lower_bound(ops.begin(), ops.end(), op, [](const Op* a, const Op* b) { return a->name() < b->name(); }), op);
 }
 
 std::string Op::describe(const Point& p) const {
   std::string out;
   const auto& ax = axes();
   for (std::size_t i = 0; i < ax.size() && i < p.values.size(); ++i) {
-    if (ax[i].tuning && std::holds_alternative<std::string>(p.values[i]) && std::get<std::string>(p.values[i]) == "auto")
+    if (ax[i].tuning && std::holds_alternative<std::string>(p.values[i]) &&
+        std::get<std::string>(p.values[i]) == "auto")
       continue;
     if (!out.empty()) out += ' ';
     out += ax[i].name + "=" + to_string(p.values[i]);
@@ -89,8 +89,7 @@ std::size_t Op::axis_index(const std::string& n) const {
 std::vector<ColumnSpec> Op::columns() const {
   std::vector<ColumnSpec> c = effective_columns();
   for (const auto& a : axes())
-    if (a.tuning)
-      c.push_back({a.name + "_chosen", ColumnType::str, "", "what the implementation chose for " + a.name});
+    if (a.tuning) c.push_back({a.name + "_chosen", ColumnType::str, "", "what the implementation chose for " + a.name});
   for (const auto& m : metrics()) c.push_back({m.name, ColumnType::f64, m.unit, m.meaning});
   for (const auto& [n, unit] : extra_columns()) c.push_back({n, ColumnType::f64, unit, "measured by the case"});
   return c;
@@ -113,10 +112,10 @@ std::string Op::description_json() const {
   json cols = json::array();
   const auto all = columns();
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const char* kind = i < n_eff ? "effective"
-                       : i < n_eff + n_tuning ? "chosen"
+    const char* kind = i < n_eff                          ? "effective"
+                       : i < n_eff + n_tuning             ? "chosen"
                        : i < n_eff + n_tuning + ms.size() ? "metric"
-                                                           : "extra";
+                                                          : "extra";
     cols.push_back({{"name", all[i].name},
                     {"type", column_type_name(all[i].type)},
                     {"unit", all[i].unit},
@@ -128,8 +127,8 @@ std::string Op::description_json() const {
   for (const auto& m : ms) mj.push_back({{"name", m.name}, {"unit", m.unit}, {"meaning", m.meaning}});
   d["metrics"] = mj;
   const AnalysisHints h = analysis();
-  d["plot"] = {{"title", h.title}, {"x", h.x}, {"log_x", h.log_x}, {"facets", h.facets},
-               {"ceiling_line", h.ceiling_line}};
+  d["plot"] = {
+      {"title", h.title}, {"x", h.x}, {"log_x", h.log_x}, {"facets", h.facets}, {"ceiling_line", h.ceiling_line}};
   d["compare"] = {{"metric", h.compare_metric.empty() ? d["headline"].get<std::string>() : h.compare_metric},
                   {"higher_is_better", h.higher_is_better}};
   return d.dump();

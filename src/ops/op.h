@@ -20,9 +20,9 @@ enum class AxisType { integer, size, real, boolean, choice };
 struct AxisSpec {
   std::string name;
   AxisType type;
-  AxisValue default_value;            // used when the config omits the axis
-  std::vector<std::string> choices;   // allowed values of a choice axis
-  std::int64_t min = 1;               // inclusive bounds of integer/size axes
+  AxisValue default_value;           // used when the config omits the axis
+  std::vector<std::string> choices;  // allowed values of a choice axis
+  std::int64_t min = 1;              // inclusive bounds of integer/size axes
   std::int64_t max = INT64_MAX;
   std::vector<std::int64_t> allowed;  // when non-empty, the only legal integer values
   std::string help;
@@ -56,22 +56,22 @@ struct ColumnSpec {
 // first metric an op declares is its headline: the progress line, the summary and the
 // analysis's default comparison use it.
 struct MetricSpec {
-  std::string name;     // column name ("tflops", "busbw_GBps", "GBps", "tokens_per_s")
-  std::string unit;     // "TFLOP/s", "GB/s", "tokens/s"; a ceiling of the same unit bounds it
+  std::string name;  // column name ("tflops", "busbw_GBps", "GBps", "tokens_per_s")
+  std::string unit;  // "TFLOP/s", "GB/s", "tokens/s"; a ceiling of the same unit bounds it
   std::string meaning;
   double (*value)(const Work& w, double seconds) = nullptr;  // <= 0 or NaN: does not apply
-  std::string label;    // printed before the value in progress lines ("busbw"), or ""
+  std::string label;  // printed before the value in progress lines ("busbw"), or ""
 };
 
 // Which plot and comparison the analysis makes of this op's points (stored in the file).
 struct AnalysisHints {
-  std::string title;                 // of the op's plot
-  std::string x;                     // column on the x axis (an axis or an effective column)
+  std::string title;  // of the op's plot
+  std::string x;      // column on the x axis (an axis or an effective column)
   bool log_x = true;
-  std::vector<std::string> facets;   // columns whose values split the plot into panels
-  std::string compare_metric;        // column compared across files; "" = the headline metric
+  std::vector<std::string> facets;  // columns whose values split the plot into panels
+  std::string compare_metric;       // column compared across files; "" = the headline metric
   bool higher_is_better = true;
-  std::string ceiling_line;          // a /ceilings name drawn as a horizontal line, or ""
+  std::string ceiling_line;  // a /ceilings name drawn as a horizontal line, or ""
 };
 
 class Op {
@@ -124,8 +124,8 @@ class Op {
 struct OpRegistrar {
   explicit OpRegistrar(const Op& (*get)());
 };
-#define GENBENCH_REGISTER_OP(getter) \
-  namespace {                        \
+#define GENBENCH_REGISTER_OP(getter)                                     \
+  namespace {                                                            \
   const ::genbench::OpRegistrar genbench_op_registrar_##getter(&getter); \
   }
 

@@ -18,11 +18,11 @@ namespace genbench::exchange {
 
 // What one rank knows about a point after its timed iterations; rank 0 gathers them all.
 struct RankPoint {
-  std::int64_t peak_bytes = 0;    // framework allocation accounting over the point
-  std::int64_t memory_delta = 0;  // device free memory before minus after prepare
-  DeviceState state;              // merged over before, during and after the iterations
-  std::vector<std::pair<std::string, double>> extra;         // Case::extra_metrics()
-  std::vector<std::pair<std::string, std::string>> chosen;   // Case::chosen()
+  std::int64_t peak_bytes = 0;                              // framework allocation accounting over the point
+  std::int64_t memory_delta = 0;                            // device free memory before minus after prepare
+  DeviceState state;                                        // merged over before, during and after the iterations
+  std::vector<std::pair<std::string, double>> extra;        // Case::extra_metrics()
+  std::vector<std::pair<std::string, std::string>> chosen;  // Case::chosen()
 };
 
 // Each gather returns every rank's record on rank 0 (index = rank) and nothing elsewhere.

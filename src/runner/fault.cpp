@@ -53,8 +53,7 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
     start = comma == std::string::npos ? spec.size() + 1 : comma + 1;
     if (item.empty()) continue;
     const std::size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      throw UsageError(std::string(kVar) + ": expected key=value, not '" + item + "'");
+    if (eq == std::string::npos) throw UsageError(std::string(kVar) + ": expected key=value, not '" + item + "'");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "rank") {
       f.rank_ = static_cast<int>(to_int(key, value));

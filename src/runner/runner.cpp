@@ -329,8 +329,8 @@ class Run {
     if (run.verdict.sev == kSevUnsupported && b.uses_auto && run.impl) {
       // `auto` means this card's own set: what it cannot run is not part of the run.
       if (root_ && !opts_.quiet)
-        std::printf("[%*zu/%zu] %s/%s  %s  left out of the auto set: %s\n", width(), counter_, total_,
-                    b.name.c_str(), p.impl.c_str(), b.op->describe(p).c_str(), run.verdict.reason.c_str());
+        std::printf("[%*zu/%zu] %s/%s  %s  left out of the auto set: %s\n", width(), counter_, total_, b.name.c_str(),
+                    p.impl.c_str(), b.op->describe(p).c_str(), run.verdict.reason.c_str());
       return;
     }
     prepare(run, ctx);
@@ -502,7 +502,13 @@ class Run {
     rec.ceiling_fraction = ceiling_fraction(*b.op, p, rec.work, ok ? med : 0.0);
     write_or_abort([&] { file_->append(info, rec); });
 
-    Outcome o{b.name, p.impl, b.op->describe(p), rec.status, rec.reason, med, "",
+    Outcome o{b.name,
+              p.impl,
+              b.op->describe(p),
+              rec.status,
+              rec.reason,
+              med,
+              "",
               rec.state.throttled ? holding_reasons(rec.state.throttle_reasons) : ""};
     if (ok && !metrics.empty()) o.rate = format_metric(metrics.front(), metric_value(metrics.front(), rec.work, med));
     if (!opts_.quiet) {

@@ -9,10 +9,10 @@ namespace genbench {
 // Exit codes of `genbench run` (documented in the README).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitError = 1,        // a runtime error ended the job
-  kExitUsage = 2,        // bad command line, config or output file
-  kExitFailedPoints = 3, // the run completed but some points failed validation or errored
-  kExitInterrupted = 130 // a signal stopped the run; the file is consistent, --resume continues
+  kExitError = 1,         // a runtime error ended the job
+  kExitUsage = 2,         // bad command line, config or output file
+  kExitFailedPoints = 3,  // the run completed but some points failed validation or errored
+  kExitInterrupted = 130  // a signal stopped the run; the file is consistent, --resume continues
 };
 
 struct RunOptions {

@@ -23,8 +23,8 @@ struct TimingPolicy {
   double warmup_time_s = 0;
   int min_iterations = 10;
   int max_iterations = 1000;
-  double min_time_s = 0.05;   // sum of timed samples before an early stop is allowed
-  double max_time_s = 5.0;    // hard stop for one point
+  double min_time_s = 0.05;        // sum of timed samples before an early stop is allowed
+  double max_time_s = 5.0;         // hard stop for one point
   double target_rel_noise = 0.01;  // stop once the median's relative standard error is below this
   // run() calls back to back between a sample's timer start and stop; the sample is divided
   // by it (and by Case::iterations_per_run()), so samples stay per iteration.

@@ -121,17 +121,18 @@ const BadCase kBad[] = {
     {"misspelled_axis",
      "benchmarks:\n  - name: a\n    op: attention\n    implementations: [reference]\n    axes: {seqln_q: 128}\n",
      "bad.yaml:5:12: unknown key 'seqln_q' in axes of benchmark 'a' (did you mean 'seqlen_q'?)"},
-    {"unknown_op", "benchmarks:\n  - {name: a, op: atention, implementations: [reference]}\n", "did you mean 'attention'"},
-    {"unknown_impl", "benchmarks:\n  - {name: a, op: attention, implementations: [refrence]}\n", "did you mean 'reference'"},
+    {"unknown_op", "benchmarks:\n  - {name: a, op: atention, implementations: [reference]}\n",
+     "did you mean 'attention'"},
+    {"unknown_impl", "benchmarks:\n  - {name: a, op: attention, implementations: [refrence]}\n",
+     "did you mean 'reference'"},
     {"empty_impls", "benchmarks:\n  - {name: a, op: attention, implementations: []}\n", "'implementations' is empty"},
-    {"negative_size",
-     "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {seqlen_q: -5}}\n", "positive"},
-    {"zero_size",
-     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: 0}}\n", "out of range"},
+    {"negative_size", "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {seqlen_q: -5}}\n",
+     "positive"},
+    {"zero_size", "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: 0}}\n", "out of range"},
     {"huge_size",
-     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: 99999999999999999999}}\n", "'m' must be"},
-    {"bad_head_dim",
-     "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {head_dim: 96}}\n",
+     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: 99999999999999999999}}\n",
+     "'m' must be"},
+    {"bad_head_dim", "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {head_dim: 96}}\n",
      "unsupported head_dim 96"},
     {"wrong_type_bool",
      "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {causal: maybe}}\n",
@@ -139,23 +140,24 @@ const BadCase kBad[] = {
     {"wrong_type_list",
      "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {head_dim: {a: 1}}}\n",
      "unknown key 'a'"},
-    {"bad_choice",
-     "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {dtype: bf61}}\n",
+    {"bad_choice", "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {dtype: bf61}}\n",
      "did you mean 'bf16'"},
     {"empty_axis_list",
      "benchmarks:\n  - {name: a, op: attention, implementations: [reference], axes: {seqlen_q: []}}\n", "empty list"},
     {"range_backwards",
      "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: {from: 4K, to: 1K}}}\n",
      "below 'from'"},
-    {"duplicate_key",
-     "benchmarks:\n  - name: a\n    name: b\n    op: gemm\n    implementations: [reference]\n", "duplicate key 'name'"},
+    {"duplicate_key", "benchmarks:\n  - name: a\n    name: b\n    op: gemm\n    implementations: [reference]\n",
+     "duplicate key 'name'"},
     {"duplicate_benchmark",
-     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n  - {name: a, op: gemm, implementations: [reference]}\n",
+     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n  - {name: a, op: gemm, implementations: "
+     "[reference]}\n",
      "duplicate benchmark name 'a'"},
     {"bad_backend", "settings: {backend: gpu}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
      "backend must be"},
     {"bad_timing",
-     "settings: {timing: {min_iterations: 10, max_iterations: 2}}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
+     "settings: {timing: {min_iterations: 10, max_iterations: 2}}\nbenchmarks:\n  - {name: a, op: gemm, "
+     "implementations: [reference]}\n",
      "exceeds max_iterations"},
     {"negative_warmup_time",
      "settings: {timing: {warmup_time: -1}}\nbenchmarks:\n  - {name: a, op: gemm, implementations: [reference]}\n",
@@ -170,7 +172,8 @@ const BadCase kBad[] = {
      "benchmarks:\n  - {name: c, op: collective, implementations: [mpi], axes: {bytes: {from: 8, to: 1M, step: 1}}}\n",
      "more than 10000 values"},
     {"too_many_points",
-     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: {from: 1, to: 2000, step: 1}, n: {from: 1, to: 2000, step: 1}}}\n",
+     "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], axes: {m: {from: 1, to: 2000, step: 1}, n: "
+     "{from: 1, to: 2000, step: 1}}}\n",
      "more than"},
     {"tags_not_a_map", "benchmarks:\n  - {name: a, op: gemm, implementations: [reference], tags: [x]}\n",
      "'tags' must be a map"},
@@ -193,9 +196,7 @@ TEST(Config, NulBytesAreRejected) {
   }
 }
 
-TEST(Config, MissingFileIsAUsageError) {
-  EXPECT_THROW(load_config("/nonexistent/genbench.yaml"), UsageError);
-}
+TEST(Config, MissingFileIsAUsageError) { EXPECT_THROW(load_config("/nonexistent/genbench.yaml"), UsageError); }
 
 // Every config the repository ships parses (the device configs and the one-off ones under
 // experiments/configs/ too, which no other test reads), the ones the README and docs name are
@@ -226,7 +227,8 @@ TEST(Config, ShippedConfigsParse) {
 
 TEST(Config, TagsKeepTheirOrderAndTheTuningAxesTheirDefault) {
   const Config c = parse_config(
-      "benchmarks:\n  - {name: qkv, op: gemm, implementations: [reference], tags: {model: llama3-8b, phase: decode, part: qkv}}\n",
+      "benchmarks:\n  - {name: qkv, op: gemm, implementations: [reference], tags: {model: llama3-8b, phase: decode, "
+      "part: qkv}}\n",
       "t.yaml");
   ASSERT_EQ(c.benchmarks[0].tags.size(), 3u);
   EXPECT_EQ(c.benchmarks[0].tags[0], (std::pair<std::string, std::string>{"model", "llama3-8b"}));
@@ -240,9 +242,11 @@ TEST(Config, TagsKeepTheirOrderAndTheTuningAxesTheirDefault) {
       "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {cublaslt_workspace_mb: [auto, 64]}}\n",
       "t.yaml");
   EXPECT_EQ(expand(t.benchmarks[0]).size(), 2u);
-  EXPECT_THROW(parse_config("benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {cublaslt_workspace_mb: 65}}\n",
-                            "t.yaml"),
-               UsageError);
+  EXPECT_THROW(
+      parse_config(
+          "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {cublaslt_workspace_mb: 65}}\n",
+          "t.yaml"),
+      UsageError);
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ TEST(OverlapConfig, ChunksMustDivideM) {
     op: overlap
     implementations: [host]
     axes: {m: 100, chunks: 3}
-)", "o.yaml");
+)",
+                                  "o.yaml");
   const auto pts = expand(cfg.benchmarks[0]);
   ASSERT_EQ(pts.size(), 1u);
   EXPECT_NE(overlap_op().check(pts[0], 2).find("multiple"), std::string::npos);
@@ -76,9 +77,9 @@ TEST(OverlapConfig, MetricsFromTheMedians) {
   const auto m = overlap_metrics(10e-3, 4e-3, 11e-3, 10.5e-3, 5e-3);
   ASSERT_EQ(m.size(), overlap_op().extra_columns().size());
   for (std::size_t i = 0; i < m.size(); ++i) EXPECT_EQ(m[i].first, overlap_op().extra_columns()[i].first);
-  EXPECT_NEAR(m[5].second, 0.75, 1e-12);   // efficiency
-  EXPECT_NEAR(m[6].second, 1.05, 1e-12);   // compute slowdown
-  EXPECT_NEAR(m[7].second, 1.25, 1e-12);   // comm slowdown
+  EXPECT_NEAR(m[5].second, 0.75, 1e-12);  // efficiency
+  EXPECT_NEAR(m[6].second, 1.05, 1e-12);  // compute slowdown
+  EXPECT_NEAR(m[7].second, 1.25, 1e-12);  // comm slowdown
 }
 
 TEST(TimingConfig, LaunchesPerSampleAndCeilingsSetting) {
@@ -93,12 +94,16 @@ benchmarks:
     op: collective
     implementations: [mpi]
     timing: {launches_per_sample: 1}
-)", "t.yaml");
+)",
+                                  "t.yaml");
   EXPECT_FALSE(cfg.measure_ceilings);
   EXPECT_EQ(cfg.benchmarks[0].timing.launches_per_sample, 20);
   EXPECT_EQ(cfg.benchmarks[1].timing.launches_per_sample, 1);
-  EXPECT_TRUE(parse_config("benchmarks: [{name: x, op: gemm, implementations: [reference]}]", "d.yaml").measure_ceilings);
-  EXPECT_THROW(parse_config("settings: {timing: {launches_per_sample: 0}}\nbenchmarks: [{name: x, op: gemm, implementations: [reference]}]", "z.yaml"),
+  EXPECT_TRUE(
+      parse_config("benchmarks: [{name: x, op: gemm, implementations: [reference]}]", "d.yaml").measure_ceilings);
+  EXPECT_THROW(parse_config("settings: {timing: {launches_per_sample: 0}}\nbenchmarks: [{name: x, op: gemm, "
+                            "implementations: [reference]}]",
+                            "z.yaml"),
                UsageError);
 }
 

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -49,7 +49,8 @@ class TestOp : public Op {
     return {MetricSpec{"rate", "FLOP/s", "flops per second", [](const Work& w, double s) { return w.flops / s; }}};
   }
   std::vector<ColumnSpec> effective_columns() const override {
-    return {{"eff_n", ColumnType::i64, "", "n that ran"}, {"eff_layout", ColumnType::str, "", "layout that ran"},
+    return {{"eff_n", ColumnType::i64, "", "n that ran"},
+            {"eff_layout", ColumnType::str, "", "layout that ran"},
             {"eff_scale", ColumnType::f64, "", "scale that ran"}};
   }
   std::vector<std::pair<std::string, std::string>> extra_columns() const override { return {{"x_s", "s"}}; }
@@ -86,11 +87,13 @@ PointRecord record(std::size_t index, int iterations, int world = 2) {
   PointRecord r;
   r.point.index = index;
   r.point.impl = "reference";
-  r.point.values = {static_cast<std::int64_t>(index + 1), std::string(index % 2 ? "col" : "row"), 0.25 * static_cast<double>(index)};
+  r.point.values = {static_cast<std::int64_t>(index + 1), std::string(index % 2 ? "col" : "row"),
+                    0.25 * static_cast<double>(index)};
   r.status = schema::kOk;
   r.samples.assign(static_cast<std::size_t>(world), {});
   for (int w = 0; w < world; ++w)
-    for (int k = 0; k < iterations; ++k) r.samples[w].push_back(1e-3 * static_cast<double>(w + 1) * (k + 1) + static_cast<double>(index));
+    for (int k = 0; k < iterations; ++k)
+      r.samples[w].push_back(1e-3 * static_cast<double>(w + 1) * (k + 1) + static_cast<double>(index));
   r.ranks.resize(static_cast<std::size_t>(world));
   for (int w = 0; w < world; ++w) {
     r.ranks[w].summary.n = static_cast<std::size_t>(iterations);
@@ -147,7 +150,8 @@ struct Dataset {
     H5Tclose(mt);
     H5Tclose(st);
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < dims()[0]; ++i) out.emplace_back(buf.data() + i * len, strnlen(buf.data() + i * len, len));
+    for (std::size_t i = 0; i < dims()[0]; ++i)
+      out.emplace_back(buf.data() + i * len, strnlen(buf.data() + i * len, len));
     return out;
   }
 };
@@ -207,9 +211,9 @@ TEST(ResultFile, RowsAtTheirIndicesAndUnwrittenRowsEmpty) {
   EXPECT_EQ(s.dims(), (std::vector<hsize_t>{3, 2, 5}));
   std::vector<double> v(3 * 2 * 5);
   ASSERT_GE(H5Dread(s.d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
-  EXPECT_DOUBLE_EQ(v[0], 1e-3);         // row 0, rank 0, iteration 0
-  EXPECT_DOUBLE_EQ(v[2], 3e-3);         // row 0, rank 0, iteration 2
-  EXPECT_DOUBLE_EQ(v[5 + 1], 4e-3);     // row 0, rank 1, iteration 1
+  EXPECT_DOUBLE_EQ(v[0], 1e-3);           // row 0, rank 0, iteration 0
+  EXPECT_DOUBLE_EQ(v[2], 3e-3);           // row 0, rank 0, iteration 2
+  EXPECT_DOUBLE_EQ(v[5 + 1], 4e-3);       // row 0, rank 1, iteration 1
   EXPECT_DOUBLE_EQ(v[20 + 5 + 4], 2.01);  // row 2, rank 1, iteration 4
   Dataset rs(path, "/benchmarks/g/rank_stats");
   EXPECT_EQ(rs.dims(), (std::vector<hsize_t>{3, 2}));
@@ -285,7 +289,7 @@ TEST(ResultFile, SamplesStaySparseThroughStagedCopies) {
   const std::string path = dir + "/sparse.h5";
   auto file = ResultFile::create(path, false, attrs());
   file.append(bench(2000, 1000), record(0, 10));  // samples: 2000 x 2 x 1000 doubles = 32 MB
-  file.finish("complete", utc_now());               // a staged copy
+  file.finish("complete", utc_now());             // a staged copy
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_GT(st.st_size, 32 << 20);
@@ -401,7 +405,8 @@ void expect_rows_intact(const Dataset& p, const Dataset& s, const std::set<std::
     ASSERT_EQ(iters[row], iterations) << row;
     for (hsize_t w = 0; w < dims[1]; ++w)
       for (int k = 0; k < iterations; ++k)
-        ASSERT_DOUBLE_EQ(v[(row * dims[1] + w) * dims[2] + k], 1e-3 * static_cast<double>(w + 1) * static_cast<double>(k + 1) + static_cast<double>(row))
+        ASSERT_DOUBLE_EQ(v[(row * dims[1] + w) * dims[2] + k],
+                         1e-3 * static_cast<double>(w + 1) * static_cast<double>(k + 1) + static_cast<double>(row))
             << "row " << row << " rank " << w;
   }
 }

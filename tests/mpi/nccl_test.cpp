@@ -82,7 +82,8 @@ class NcclMpi : public ::testing::Test {
 TEST_F(NcclMpi, EveryCollectiveTypeAndPlacementVerifies) {
   int ran = 0;
   const int root = test::comm().size() - 1;
-  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"})
+  for (const char* kind :
+       {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"})
     for (const char* dtype : {"fp32", "bf16", "int32", "fp8_e4m3"})
       for (bool in_place : {false, true})
         ran += check(coll_point(kind, 12345 * 4, dtype, "sum", in_place, "eager", root)) ? 1 : 0;
@@ -122,8 +123,10 @@ TEST_F(NcclMpi, GraphModeCapturesSeveralOperations) {
 
 TEST_F(NcclMpi, LargeBufferSampledCheck) {
   // 2^24 + 2^20 fp32 elements: above the full-check limit, verified on sampled blocks.
-  EXPECT_TRUE(check(coll_point("all_reduce", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "fp32", "sum", false, "eager", 0)));
-  EXPECT_TRUE(check(coll_point("all_gather", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "bf16", "sum", true, "eager", 0)));
+  EXPECT_TRUE(
+      check(coll_point("all_reduce", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "fp32", "sum", false, "eager", 0)));
+  EXPECT_TRUE(
+      check(coll_point("all_gather", ((std::int64_t{1} << 24) + (1 << 20)) * 4, "bf16", "sum", true, "eager", 0)));
 }
 
 #ifdef GENBENCH_HAVE_CUDA

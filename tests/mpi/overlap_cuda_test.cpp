@@ -50,9 +50,9 @@ TEST(OverlapCuda, VerifiesAndReportsConsistentMetrics) {
   const Implementation* impl = Registry::instance().find("overlap", "cuda", BackendKind::cuda);
   ASSERT_NE(impl, nullptr);
   const std::vector<Point> points = {
-      overlap_point("all_reduce", 1, 0, "equal"),         overlap_point("all_reduce", 4, 0, "comm_high"),
-      overlap_point("all_gather", 2, 4, "compute_high"),  overlap_point("reduce_scatter", 4, 8, "equal"),
-      overlap_point("all_to_all", 1, 0, "equal"),         overlap_point("all_reduce", 2, 0, "equal", "fp8_e4m3"),
+      overlap_point("all_reduce", 1, 0, "equal"),        overlap_point("all_reduce", 4, 0, "comm_high"),
+      overlap_point("all_gather", 2, 4, "compute_high"), overlap_point("reduce_scatter", 4, 8, "equal"),
+      overlap_point("all_to_all", 1, 0, "equal"),        overlap_point("all_reduce", 2, 0, "equal", "fp8_e4m3"),
       overlap_point("all_reduce", 1, 0, "equal", "fp32")};
   int ran = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {

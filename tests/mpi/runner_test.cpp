@@ -147,8 +147,8 @@ TEST(Runner, HostPipelineEveryOpEveryRank) {
   }
 }
 
-// An implementation whose can_implement() throws (a bad setting it reads, a library error) fails its points with the reason, on every rank alike; the
-// other points run and the file is complete; the exit code says points failed.
+// An implementation whose can_implement() throws (a bad setting it reads, a library error) fails its points with the
+// reason, on every rank alike; the other points run and the file is complete; the exit code says points failed.
 class ThrowingGemm : public Implementation {
  public:
   std::string can_implement(const Point&, const Context&) const override {
@@ -172,7 +172,8 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
     implementations: [reference, test_throws]
     axes: {m: 17, n: 9, k: 33, dtype: fp32}
     timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
-)", "throws.yaml");
+)",
+                                  "throws.yaml");
   RunOptions opts = host_run(path);
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitFailedPoints);
   if (comm.is_root()) {

@@ -33,25 +33,34 @@ TEST(DecodeOp, RegisteredWithItsImplementations) {
 
 TEST(DecodeOp, BadInputGetsOneClearError) {
   EXPECT_NE(check_of({{"page_size", std::int64_t{48}}}).find("page_size 48 is not a power of two"), std::string::npos);
-  EXPECT_NE(check_of({{"cache", std::int64_t{100}}, {"page_size", std::int64_t{128}}}).find("exceeds the cache length (100)"),
-            std::string::npos);
+  EXPECT_NE(
+      check_of({{"cache", std::int64_t{100}}, {"page_size", std::int64_t{128}}}).find("exceeds the cache length (100)"),
+      std::string::npos);
   EXPECT_NE(check_of({{"cache", std::int64_t{0}}}).find("cache length must be at least 1"), std::string::npos);
-  EXPECT_NE(check_of({{"heads", std::int64_t{12}}, {"heads_kv", std::int64_t{8}}}).find("heads (12) is not a multiple of heads_kv (8)"),
+  EXPECT_NE(check_of({{"heads", std::int64_t{12}}, {"heads_kv", std::int64_t{8}}})
+                .find("heads (12) is not a multiple of heads_kv (8)"),
             std::string::npos);
   EXPECT_NE(check_of({{"cache", std::int64_t{4}}, {"new_tokens", std::int64_t{5}}}).find("exceeds the cache length"),
             std::string::npos);
   // 256 sequences x 128K keys x 8 KV heads x 128 x 2 bytes x K and V: 137 GB.
   const std::string pool = check_of({{"batch", std::int64_t{256}}, {"cache", std::int64_t{131072}}});
   EXPECT_NE(pool.find("the K and V pools need 137 GB, over the limit of 100 GB"), std::string::npos) << pool;
-  EXPECT_EQ(check_of({{"batch", std::int64_t{256}}, {"cache", std::int64_t{131072}}, {"kv_dtype", std::string("fp8_e4m3")}}), "");
-  EXPECT_NE(check_of({{"dtype", std::string("fp16")}, {"kv_dtype", std::string("bf16")}}).find("must match"), std::string::npos);
+  EXPECT_EQ(
+      check_of({{"batch", std::int64_t{256}}, {"cache", std::int64_t{131072}}, {"kv_dtype", std::string("fp8_e4m3")}}),
+      "");
+  EXPECT_NE(check_of({{"dtype", std::string("fp16")}, {"kv_dtype", std::string("bf16")}}).find("must match"),
+            std::string::npos);
   EXPECT_EQ(check_of({{"dtype", std::string("fp16")}, {"kv_dtype", std::string("fp8_e4m3")}}), "");
   EXPECT_EQ(check_of({{"page_size", std::int64_t{16}}}), "");
 }
 
 TEST(DecodeOp, WorkCountedByHand) {
-  const Point p = dpoint({{"batch", std::int64_t{2}}, {"heads", std::int64_t{4}}, {"heads_kv", std::int64_t{2}},
-                          {"head_dim", std::int64_t{64}}, {"new_tokens", std::int64_t{3}}, {"cache", std::int64_t{100}},
+  const Point p = dpoint({{"batch", std::int64_t{2}},
+                          {"heads", std::int64_t{4}},
+                          {"heads_kv", std::int64_t{2}},
+                          {"head_dim", std::int64_t{64}},
+                          {"new_tokens", std::int64_t{3}},
+                          {"cache", std::int64_t{100}},
                           {"page_size", std::int64_t{16}}});
   const Work w = decode_op().work(p, 1);
   // K and V: 2 x 2 sequences x 100 keys x 2 KV heads x 64 x 2 bytes; Q and O: 2 x 3 x 4 x 64 x 2
@@ -79,7 +88,9 @@ TEST(DecodeOp, WorkCountedByHand) {
 }
 
 TEST(DecodeOp, VarlenLengthsAreSeededAndBounded) {
-  const Point p = dpoint({{"batch", std::int64_t{64}}, {"cache", std::int64_t{1001}}, {"new_tokens", std::int64_t{4}},
+  const Point p = dpoint({{"batch", std::int64_t{64}},
+                          {"cache", std::int64_t{1001}},
+                          {"new_tokens", std::int64_t{4}},
                           {"varlen", std::int64_t{1}}});
   const auto s = DecodeShape::from(p);
   const auto a = s.lengths(0), b = s.lengths(0), c = s.lengths(1);
@@ -133,7 +144,8 @@ TEST(DecodeOp, DescriptionDeclaresThePlotAgainstCacheWithTheCopyCeiling) {
   EXPECT_EQ(j.at("plot").at("x"), "cache");
   EXPECT_EQ(j.at("plot").at("ceiling_line"), "copy_GBps");
   EXPECT_EQ(j.at("compare").at("metric"), "GBps");
-  const std::string text = decode_op().describe(dpoint({{"page_size", std::int64_t{16}}, {"kv_dtype", std::string("fp8_e4m3")}}));
+  const std::string text =
+      decode_op().describe(dpoint({{"page_size", std::int64_t{16}}, {"kv_dtype", std::string("fp8_e4m3")}}));
   EXPECT_NE(text.find("kv=fp8_e4m3"), std::string::npos) << text;
   EXPECT_NE(text.find("page=16"), std::string::npos) << text;
 }
@@ -193,7 +205,8 @@ TEST(DecodeReference, RowMatchesANaiveComputation) {
         std::vector<double> ref(64);
         double lse = 0;
         decode::reference_row(x, b, i, h, ref.data(), &lse);
-        for (int c = 0; c < 64; ++c) EXPECT_NEAR(ref[static_cast<std::size_t>(c)], out[static_cast<std::size_t>(c)] / sum, 1e-12);
+        for (int c = 0; c < 64; ++c)
+          EXPECT_NEAR(ref[static_cast<std::size_t>(c)], out[static_cast<std::size_t>(c)] / sum, 1e-12);
         EXPECT_NEAR(lse, mx + std::log(sum), 1e-12);
       }
 }
@@ -244,9 +257,15 @@ TEST(DecodeReference, HostImplementationValidatesEachLayoutAndKvType) {
   for (std::int64_t page : {0, 16, 64})
     for (const char* kv : {"same", "fp8_e4m3"})
       for (std::int64_t n : {1, 4}) {
-        const Point p = dpoint({{"batch", std::int64_t{3}}, {"heads", std::int64_t{8}}, {"heads_kv", std::int64_t{2}},
-                                {"head_dim", std::int64_t{64}}, {"new_tokens", n}, {"cache", std::int64_t{257}},
-                                {"page_size", page}, {"varlen", std::int64_t{1}}, {"kv_dtype", std::string(kv)}});
+        const Point p = dpoint({{"batch", std::int64_t{3}},
+                                {"heads", std::int64_t{8}},
+                                {"heads_kv", std::int64_t{2}},
+                                {"head_dim", std::int64_t{64}},
+                                {"new_tokens", n},
+                                {"cache", std::int64_t{257}},
+                                {"page_size", page},
+                                {"varlen", std::int64_t{1}},
+                                {"kv_dtype", std::string(kv)}});
         Context ctx{*host, test::comm(), seed++};
         ASSERT_EQ(im->can_implement(p, ctx), "");
         auto c = im->prepare(p, ctx);

@@ -104,9 +104,9 @@ TEST(DType, NotInNamesTheDtypeAndTheAllowedOnes) {
 }
 
 TEST(DType, RoundingMatchesFormats) {
-  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 256), 1.0f);       // below half an ulp of bf16
-  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 64), 1.015625f);   // representable
-  EXPECT_EQ(round_to(DType::fp16, 65504.0f * 2), 65504.0f);        // saturates
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 256), 1.0f);      // below half an ulp of bf16
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 64), 1.015625f);  // representable
+  EXPECT_EQ(round_to(DType::fp16, 65504.0f * 2), 65504.0f);       // saturates
   EXPECT_EQ(round_to(DType::fp16, 1.0f + 1.0f / 1024), 1.0f + 1.0f / 1024);
   EXPECT_EQ(round_to(DType::fp8_e4m3, 17.0f), 16.0f);
   EXPECT_EQ(round_to(DType::int8, 300.0f), 127.0f);

@@ -107,7 +107,8 @@ TEST(Seams, ColumnsAreEffectiveThenChosenThenMetricsThenExtras) {
     }
     std::set<std::string> names;
     for (const auto& c : cols) EXPECT_TRUE(names.insert(c.name).second) << op->name() << ": " << c.name << " twice";
-    for (const auto& a : op->axes()) EXPECT_FALSE(names.count(a.name)) << op->name() << ": column shadows axis " << a.name;
+    for (const auto& a : op->axes())
+      EXPECT_FALSE(names.count(a.name)) << op->name() << ": column shadows axis " << a.name;
   }
 }
 
@@ -142,8 +143,8 @@ TEST(Seams, AttentionEffectiveShapeIsWhatRuns) {
   p.values[a::heads_kv] = std::int64_t{4};
   const auto v = attention_op().effective(p, 1);
   ASSERT_EQ(v.size(), attention_op().effective_columns().size());
-  EXPECT_EQ(std::get<std::int64_t>(v[0]), 32);   // 16384 tokens / 512
-  EXPECT_EQ(std::get<std::int64_t>(v[1]), 16);   // 2048 / 128
+  EXPECT_EQ(std::get<std::int64_t>(v[0]), 32);  // 16384 tokens / 512
+  EXPECT_EQ(std::get<std::int64_t>(v[1]), 16);  // 2048 / 128
   EXPECT_EQ(std::get<std::int64_t>(v[2]), 4);
   EXPECT_EQ(std::get<std::int64_t>(v[3]), 512);  // seqlen_k 0 = seqlen_q
   EXPECT_EQ(std::get<std::int64_t>(v[4]), 32 * 512);
@@ -162,8 +163,8 @@ TEST(Seams, MetricsFromWorkAndTime) {
   Work w;
   w.bytes = 2e9;
   w.busbw_factor = 1.5;
-  EXPECT_DOUBLE_EQ(metric_value(m[0], w, 0.5), 6.0);  // busbw = 4 GB/s x 1.5
-  EXPECT_DOUBLE_EQ(metric_value(m[1], w, 0.5), 4.0);  // algbw
+  EXPECT_DOUBLE_EQ(metric_value(m[0], w, 0.5), 6.0);    // busbw = 4 GB/s x 1.5
+  EXPECT_DOUBLE_EQ(metric_value(m[1], w, 0.5), 4.0);    // algbw
   EXPECT_TRUE(std::isnan(metric_value(m[0], w, 0.0)));  // no time: no rate
   EXPECT_EQ(format_metric(m[0], 6.0), "busbw 6.00 GB/s");
   const auto t = gemm_op().metrics();

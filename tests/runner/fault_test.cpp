@@ -48,9 +48,9 @@ TEST(FaultPlan, ParsesEveryKindAndCall) {
 }
 
 TEST(FaultPlan, MalformedSpecsAreUsageErrors) {
-  for (const char* spec : {"rank=1,point=3", "kind=skip", "kind=device-error", "kind=skip_collective,rank=-1",
-                           "kind=device_error,point=x", "kind=device_error;rank=1", "kind=skip_collective,when=now",
-                           "kind=error,call="}) {
+  for (const char* spec :
+       {"rank=1,point=3", "kind=skip", "kind=device-error", "kind=skip_collective,rank=-1", "kind=device_error,point=x",
+        "kind=device_error;rank=1", "kind=skip_collective,when=now", "kind=error,call="}) {
     try {
       FaultPlan::parse(spec);
       ADD_FAILURE() << spec << " was accepted";

@@ -23,16 +23,17 @@ struct AttentionDims {
 // An attention point of implementation `impl`; every other axis at its default.
 inline Point attention_point(const std::string& impl, const AttentionDims& s, std::int64_t d, bool causal,
                              const char* dtype, bool varlen = false, bool graph = false) {
-  return point_with(attention_op(), impl, {{"batch", s.batch},
-                                           {"heads", s.heads},
-                                           {"heads_kv", s.heads_kv},
-                                           {"seqlen_q", s.sq},
-                                           {"seqlen_k", s.sk},
-                                           {"head_dim", d},
-                                           {"causal", std::int64_t{causal}},
-                                           {"dtype", std::string(dtype)},
-                                           {"varlen", std::int64_t{varlen}},
-                                           {"mode", std::string(graph ? "graph" : "eager")}});
+  return point_with(attention_op(), impl,
+                    {{"batch", s.batch},
+                     {"heads", s.heads},
+                     {"heads_kv", s.heads_kv},
+                     {"seqlen_q", s.sq},
+                     {"seqlen_k", s.sk},
+                     {"head_dim", d},
+                     {"causal", std::int64_t{causal}},
+                     {"dtype", std::string(dtype)},
+                     {"varlen", std::int64_t{varlen}},
+                     {"mode", std::string(graph ? "graph" : "eager")}});
 }
 
 #ifdef GENBENCH_HAVE_CUDA

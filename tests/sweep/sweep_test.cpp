@@ -39,7 +39,8 @@ TEST(Sweep, AutoExpandsEveryPrecision) {
   EXPECT_EQ(expand(c.benchmarks[0]).size(), gemm_op().axes()[gemm_axis::dtype].choices.size());
   EXPECT_TRUE(c.benchmarks[0].uses_auto);
   const Config listed = parse_config(
-      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {dtype: [bf16, fp8_e4m3]}}\n", "t.yaml");
+      "benchmarks:\n  - {name: g, op: gemm, implementations: [reference], axes: {dtype: [bf16, fp8_e4m3]}}\n",
+      "t.yaml");
   EXPECT_FALSE(listed.benchmarks[0].uses_auto);
 }
 

@@ -2,9 +2,9 @@
 // and results per clock per SM, at the device's maximum clock attribute, so a lower real clock
 // reads low for all three alike). Built and run by experiments/device/microbench.sh, which also
 // prints the MUFU instructions each form compiles to (docs/lab/fa3-v04-v06.md, fa3 v4).
-#include <cstdio>
-#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cstdio>
 // The three forms: eight independent chains per thread, `iters` exp2 instructions each.
 struct F32 {
   using T = float;
@@ -42,19 +42,31 @@ __global__ void k(float* out, int iters, float seed) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 int main() {
-  int sms = 0, clk = 0; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0); cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
-  float* out; cudaMalloc(&out, 1 << 24);
+  int sms = 0, clk = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+  float* out;
+  cudaMalloc(&out, 1 << 24);
   const int blocks = sms * 4, threads = 512, iters = 4096;
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
   auto run = [&](const char* name, void (*k)(float*, int, float), double per_inst) {
     k<<<blocks, threads>>>(out, iters, 1.f);
-    cudaEventRecord(a); k<<<blocks, threads>>>(out, iters, 1.f); cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms = 0; cudaEventElapsedTime(&ms, a, b);
+    cudaEventRecord(a);
+    k<<<blocks, threads>>>(out, iters, 1.f);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
     const double insts = double(blocks) * threads * iters * 8;  // per-thread ex2 instructions
-    const double clocks = ms * 1e-3 * clk * 1e3;  // at the max clock attribute
+    const double clocks = ms * 1e-3 * clk * 1e3;                // at the max clock attribute
     printf("%-8s %.3f ms  %.2f instr/clk/SM  %.2f elements/clk/SM (at %d MHz attr)\n", name, ms, insts / clocks / sms,
            insts * per_inst / clocks / sms, clk / 1000);
   };
-  run("f32", k<F32>, 1); run("f16x2", k<F16x2>, 2); run("bf16x2", k<BF16x2>, 2); run("f32", k<F32>, 1);
+  run("f32", k<F32>, 1);
+  run("f16x2", k<F16x2>, 2);
+  run("bf16x2", k<BF16x2>, 2);
+  run("f32", k<F32>, 1);
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
 }

@@ -4,8 +4,8 @@
 // ex2.approx chains per thread. Each alone, then both together; cycles from clock64 (so clock
 // changes do not matter), per wgmma group and per MUFU step. Built and run by
 // experiments/device/microbench.sh (docs/lab/fa3-v04-v06.md, fa3 v4).
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include "kernels/common/sm90_ptx.cuh"
 using namespace genbench;
 
@@ -14,7 +14,8 @@ __global__ void __launch_bounds__(256, 1) k(float* out, long long* clk, int mode
   extern __shared__ __align__(1024) unsigned char smem[];
   const long long c0 = clock64();
   const int wg = threadIdx.x / 128;
-  for (int i = threadIdx.x; i < 65536 / 4; i += 256) reinterpret_cast<unsigned*>(smem)[i] = 0x38383838u;  // 0.5-ish e4m3
+  for (int i = threadIdx.x; i < 65536 / 4; i += 256)
+    reinterpret_cast<unsigned*>(smem)[i] = 0x38383838u;  // 0.5-ish e4m3
   __syncthreads();
   float r = 0.f;
   if (wg == 0 && (mode & 1)) {
@@ -23,7 +24,7 @@ __global__ void __launch_bounds__(256, 1) k(float* out, long long* clk, int mode
     float a0[64], a1[64];
     std::uint32_t af[4] = {0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u};
     for (int i = 0; i < 64; ++i) a0[i] = a1[i] = 0.f;
-    auto group = [&](float (&a)[64]) {
+    auto group = [&](float(&a)[64]) {
       sm90::wgmma_fence();
       if constexpr (kRS) {
 #pragma unroll
@@ -87,8 +88,8 @@ int main() {
       double cyc = 0;
       for (int i = 0; i < sms; ++i) cyc += clk_h[i];
       cyc /= sms;
-      printf("%-18s %.3f ms  %.0f SM cycles per CTA; wgmma %.1f cycles per group, mufu %.1f cycles per step\n", names[mode],
-             ms, cyc, (mode & 1) ? cyc / g_iters : 0.0, (mode & 2) ? cyc / m_iters : 0.0);
+      printf("%-18s %.3f ms  %.0f SM cycles per CTA; wgmma %.1f cycles per group, mufu %.1f cycles per step\n",
+             names[mode], ms, cyc, (mode & 1) ? cyc / g_iters : 0.0, (mode & 2) ? cyc / m_iters : 0.0);
     }
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
 }

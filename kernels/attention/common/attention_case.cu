@@ -9,8 +9,8 @@
 
 #include "backend/cuda/graph.h"
 #include "core/error.h"
-#include "kernels/common/device_fill.h"
 #include "core/strings.h"
+#include "kernels/common/device_fill.h"
 
 namespace genbench::attention {
 
@@ -112,8 +112,10 @@ void DeviceAttentionCase::set_lengths(const std::vector<std::int64_t>& len_q, co
   // Uniform batches keep the padded layout b * seqlen, which is the same as packing them.
   const auto cq = cumulative(len_q), ck = cumulative(len_k);
   // The copy is stream-ordered: pageable sources are staged before the call returns.
-  GENBENCH_CHECK_CUDA(cudaMemcpyAsync(cu_q_.get(), cq.data(), cq.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
-  GENBENCH_CHECK_CUDA(cudaMemcpyAsync(cu_k_.get(), ck.data(), ck.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
+  GENBENCH_CHECK_CUDA(
+      cudaMemcpyAsync(cu_q_.get(), cq.data(), cq.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
+  GENBENCH_CHECK_CUDA(
+      cudaMemcpyAsync(cu_k_.get(), ck.data(), ck.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
 }
 
@@ -199,7 +201,8 @@ Validation DeviceAttentionCase::validate() {
     v.detail += "; graph replayed with a second set of lengths: " + v2.detail;
   }
   // Replay jitter: 21 replays, each timed alone.
-  std::vector<double> ms = time_each_on_stream(stream(), 21, [&] { execute(); }, 0);
+  std::vector<double> ms = time_each_on_stream(
+      stream(), 21, [&] { execute(); }, 0);
   for (double& x : ms) x *= 1e3;
   std::sort(ms.begin(), ms.end());
   graph_note_ = strprintf("graph: %d capture(s)%s; 21 replays min %.1f us median %.1f us max %.1f us", captures_,
@@ -209,8 +212,8 @@ Validation DeviceAttentionCase::validate() {
   // The variant column holds 64 characters: the short form.
   // Replay times in us below 10 ms, else in ms, so slow replays (e.g. under a sanitizer) stay short.
   auto t = [](double msv) { return msv < 10 ? strprintf("%.0fus", 1e3 * msv) : strprintf("%.0fms", msv); };
-  graph_short_ = strprintf("g:%dcap%s p50 %s max %s", captures_, s_.varlen ? "+2len" : "",
-                           t(ms[ms.size() / 2]).c_str(), t(ms.back()).c_str());
+  graph_short_ = strprintf("g:%dcap%s p50 %s max %s", captures_, s_.varlen ? "+2len" : "", t(ms[ms.size() / 2]).c_str(),
+                           t(ms.back()).c_str());
   return v;
 }
 

@@ -209,7 +209,8 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
   // passes over a row's keys; the score magnitude's pass and, for fp8, the weight-error
   // spread's two are not counted).
   double per_row = 0;
-  for (std::int64_t b = 0; b < s.batch; ++b) per_row = std::max(per_row, static_cast<double>(d.len_k[static_cast<std::size_t>(b)]));
+  for (std::int64_t b = 0; b < s.batch; ++b)
+    per_row = std::max(per_row, static_cast<double>(d.len_k[static_cast<std::size_t>(b)]));
   per_row *= 4.0 * static_cast<double>(D);
   const double budget = 1.5e8;
   const std::int64_t max_rows = std::max<std::int64_t>(24, static_cast<std::int64_t>(budget / std::max(per_row, 1.0)));
@@ -299,15 +300,14 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
   // d = 256 at softmax scale 1 (term magnitude ~230), where the LSE error was 1.33e-4 against
   // 1.28e-4 without this term, and under 1e-5 at d = 128 and the default scale. A wrong scale,
   // max or sum is off by far more.
-  const double lse_tol =
-      2.0 * lse_err_lp + 1e-4 +
-      (tensor_core_input ? std::ldexp(score_mag, fp8 ? -8 : -20) : 0.0);
+  const double lse_tol = 2.0 * lse_err_lp + 1e-4 + (tensor_core_input ? std::ldexp(score_mag, fp8 ? -8 : -20) : 0.0);
   v.ok = err <= v.tolerance && lse_err <= lse_tol && !lse_inf_mismatch;
-  v.detail = strprintf("%lld sampled rows vs double: max |O err| %.3g (input-precision computation: %.3g, bound "
-                       "%.3g%s); max |LSE err| %.3g (bound %.3g)%s",
-                       static_cast<long long>(rows_checked), err, err_lp, v.tolerance,
-                       fp8 ? strprintf(", weight-error term %.3g", weight_term).c_str() : "", lse_err, lse_tol,
-                       lse_inf_mismatch ? "; a row with no visible key did not give LSE = -inf" : "");
+  v.detail = strprintf(
+      "%lld sampled rows vs double: max |O err| %.3g (input-precision computation: %.3g, bound "
+      "%.3g%s); max |LSE err| %.3g (bound %.3g)%s",
+      static_cast<long long>(rows_checked), err, err_lp, v.tolerance,
+      fp8 ? strprintf(", weight-error term %.3g", weight_term).c_str() : "", lse_err, lse_tol,
+      lse_inf_mismatch ? "; a row with no visible key did not give LSE = -inf" : "");
   if (!v.ok && !where.empty()) v.detail += "; worst at " + where;
   return v;
 }

@@ -9,8 +9,8 @@
 // cuDNN's heuristic list (mode A) that builds into an execution plan.
 #include <cudnn.h>
 
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <vector>
 
@@ -137,8 +137,8 @@ class SdpaGraph {
         .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
         .finalize();
     std::int64_t n = 0;
-    GENBENCH_CHECK_CUDNN(
-        cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, nullptr));
+    GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, nullptr));
     if (n == 0) throw Error("cuDNN: no engine supports this attention graph");
     std::vector<Desc> cfgs;
     std::vector<cudnnBackendDescriptor_t> raw;
@@ -153,7 +153,8 @@ class SdpaGraph {
       cudnnBackendDescriptor_t p_desc = nullptr;
       if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p_desc) != CUDNN_STATUS_SUCCESS)
         continue;
-      cudnnStatus_t st = cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      cudnnStatus_t st =
+          cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
       if (st == CUDNN_STATUS_SUCCESS)
         st = cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                       &raw[static_cast<std::size_t>(i)]);
@@ -176,10 +177,10 @@ class SdpaGraph {
               CUDNN_STATUS_SUCCESS)
         engine_ = strprintf("cudnn engine %lld (heur %lld/%lld)", static_cast<long long>(index),
                             static_cast<long long>(i), static_cast<long long>(n));
-      else
-        engine_ = strprintf("cudnn (heur %lld/%lld)", static_cast<long long>(i), static_cast<long long>(n));
+      else engine_ = strprintf("cudnn (heur %lld/%lld)", static_cast<long long>(i), static_cast<long long>(n));
     }
-    if (!plan_) throw Error("cuDNN: none of " + std::to_string(n) + " engine configurations built a plan: " + last_error);
+    if (!plan_)
+      throw Error("cuDNN: none of " + std::to_string(n) + " engine configurations built a plan: " + last_error);
     GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(plan_, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
                                                   &n, &workspace_bytes_));
     scale_value_ = s.scale;
@@ -246,8 +247,9 @@ class SdpaGraph {
   void pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t prec, const Desc& x, const Desc* b, const Desc* t,
                  const Desc& y, std::int64_t axis = -1) {
     keep_.emplace_back(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    keep_.back().set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode).set(CUDNN_ATTR_POINTWISE_MATH_PREC,
-                                                                                      CUDNN_TYPE_DATA_TYPE, prec);
+    keep_.back()
+        .set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
+        .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
     if (axis >= 0) keep_.back().set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
     keep_.back().finalize();
     const cudnnBackendDescriptor_t pw = keep_.back().get(), xd = x.get(), yd = y.get();
@@ -330,8 +332,7 @@ class AttentionCudnn final : public Implementation {
     const auto s = AttentionShape::from(p);
     if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;
     if (s.varlen) return "varlen is not supported here (needs ragged offsets and a padding mask)";
-    if (s.causal && s.seqlen_q > s.seqlen_k)
-      return "cuDNN's bottom-right causal mask needs seqlen_q <= seqlen_k";
+    if (s.causal && s.seqlen_q > s.seqlen_k) return "cuDNN's bottom-right causal mask needs seqlen_q <= seqlen_k";
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     if (prop.major < 8) return "cuDNN fused attention needs sm80 or later";
     if (cudnnGetVersion() < 90000) return "needs cuDNN 9";

@@ -5,9 +5,13 @@ namespace genbench {
 
 GENBENCH_CUDNN_FACTORY_DECL(make_attention_cudnn);
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"attention", "cudnn", BackendKind::cuda,
-      "cuDNN 9 fused flash attention (SDPA forward) through the backend graph API",
-      {}, GENBENCH_CUDNN_MISSING}),
-    GENBENCH_CUDNN_FACTORY(make_attention_cudnn))
+GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{
+                                     "attention",
+                                     "cudnn",
+                                     BackendKind::cuda,
+                                     "cuDNN 9 fused flash attention (SDPA forward) through the backend graph API",
+                                     {},
+                                     GENBENCH_CUDNN_MISSING}),
+                                 GENBENCH_CUDNN_FACTORY(make_attention_cudnn))
 
 }  // namespace genbench

@@ -13,16 +13,16 @@ struct Params {
   const void* q;  // [rows_q, heads, D]
   const void* k;  // [rows_k, heads_kv, D]
   const void* v;
-  void* o;        // [rows_q, heads, D]
-  float* lse;     // [batch, heads, seqlen_q], or varlen [heads, lse_head_stride]
+  void* o;          // [rows_q, heads, D]
+  float* lse;       // [batch, heads, seqlen_q], or varlen [heads, lse_head_stride]
   const int* cu_q;  // varlen: cumulative lengths (batch + 1), read on the device; else nullptr
   const int* cu_k;
-  int batch, heads, heads_kv, group;  // group = heads / heads_kv
-  int seqlen_q, seqlen_k;             // lengths (varlen: the maxima, which size the grid)
+  int batch, heads, heads_kv, group;      // group = heads / heads_kv
+  int seqlen_q, seqlen_k;                 // lengths (varlen: the maxima, which size the grid)
   long long q_row_stride, kv_row_stride;  // elements between consecutive rows (heads * D ...)
   long long lse_head_stride;              // varlen only
-  float scale;       // softmax scale
-  float scale_log2;  // scale * log2(e)
+  float scale;                            // softmax scale
+  float scale_log2;                       // scale * log2(e)
 };
 
 // One kernel instantiation: element type, head dim, tile rows (BM queries, BN keys), warps,

@@ -16,7 +16,7 @@ namespace genbench {
 namespace fa2 {
 
 // Defined in fa2_d*.cu.
-#define GENBENCH_FA2_EXTERN(T, D, BM, BN, W)          \
+#define GENBENCH_FA2_EXTERN(T, D, BM, BN, W)             \
   extern template struct Kernel<T, D, BM, BN, W, false>; \
   extern template struct Kernel<T, D, BM, BN, W, true>;
 GENBENCH_FA2_EXTERN(__half, 64, 128, 128, 4)
@@ -74,12 +74,12 @@ const std::vector<TileConfig>& configs() {
 // The dispatch table: the first rule that matches (arch, dtype, head_dim, causal, bucket)
 // names the tile configuration. bucket = ceil(log2(seqlen_q)). -1 matches anything.
 struct Rule {
-  int min_cc;      // compute capability * 10
-  int dtype;       // 0 fp16, 1 bf16
+  int min_cc;  // compute capability * 10
+  int dtype;   // 0 fp16, 1 bf16
   int head_dim;
   int causal;
   int bucket_lo, bucket_hi;
-  int config;      // index into configs()
+  int config;  // index into configs()
 };
 
 const Rule kRules[] = {
@@ -171,7 +171,8 @@ class Fa2Attention final : public Implementation {
     const std::string tile = tile_of(pt);
     const TileConfig* cfg = choose(cc, s.dtype, s.head_dim, s.causal, s.seqlen_q, tile);
     if (!cfg && tile != "auto")
-      return strprintf("fa2_tile '%s' is not a tile of head_dim %lld", tile.c_str(), static_cast<long long>(s.head_dim));
+      return strprintf("fa2_tile '%s' is not a tile of head_dim %lld", tile.c_str(),
+                       static_cast<long long>(s.head_dim));
     if (!cfg) return strprintf("no tile configuration for head_dim %lld", static_cast<long long>(s.head_dim));
     if (static_cast<std::size_t>(cfg->smem_bytes) > prop.sharedMemPerBlockOptin)
       return strprintf("tile needs %d bytes of shared memory, the device allows %zu", cfg->smem_bytes,

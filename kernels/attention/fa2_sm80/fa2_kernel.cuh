@@ -43,11 +43,11 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 
 // Four 8x8 16-bit matrices from shared memory (lanes 8i .. 8i + 7 address matrix i's rows), as
 // stored or transposed.
-#define GENBENCH_FA2_LDSM(NAME, SHAPE)                                                    \
-  __device__ __forceinline__ void NAME(std::uint32_t(&r)[4], std::uint32_t addr) {        \
-    asm volatile("ldmatrix.sync.aligned." SHAPE ".shared.b16 {%0, %1, %2, %3}, [%4];\n"   \
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                         \
-                 : "r"(addr));                                                            \
+#define GENBENCH_FA2_LDSM(NAME, SHAPE)                                                  \
+  __device__ __forceinline__ void NAME(std::uint32_t(&r)[4], std::uint32_t addr) {      \
+    asm volatile("ldmatrix.sync.aligned." SHAPE ".shared.b16 {%0, %1, %2, %3}, [%4];\n" \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                       \
+                 : "r"(addr));                                                          \
   }
 GENBENCH_FA2_LDSM(ldsm_x4, "m8n8.x4")
 GENBENCH_FA2_LDSM(ldsm_x4_trans, "m8n8.x4.trans")
@@ -58,22 +58,21 @@ GENBENCH_FA2_LDSM(ldsm_x4_trans, "m8n8.x4.trans")
 template <typename T>
 struct Math;
 
-#define GENBENCH_FA2_MATH(TYPE, PTX_TYPE, BF16)                                                                \
-  template <>                                                                                                 \
-  struct Math<TYPE> {                                                                                         \
-    static __device__ __forceinline__ void mma(float(&c)[4], const std::uint32_t(&a)[4], std::uint32_t b0,    \
-                                               std::uint32_t b1) {                                            \
-      asm("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE                                      \
-          ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                            \
-          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                    \
-          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                                    \
-    }                                                                                                         \
+#define GENBENCH_FA2_MATH(TYPE, PTX_TYPE, BF16)                                                              \
+  template <>                                                                                                \
+  struct Math<TYPE> {                                                                                        \
+    static __device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, \
+                                               std::uint32_t b1) {                                           \
+      asm("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE                                     \
+          ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                           \
+          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                   \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                                   \
+    }                                                                                                        \
     static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) { return pack2<BF16>(lo, hi); } \
   };
 GENBENCH_FA2_MATH(__half, "f16", false)
 GENBENCH_FA2_MATH(__nv_bfloat16, "bf16", true)
 #undef GENBENCH_FA2_MATH
-
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }
 
@@ -108,8 +107,7 @@ __device__ __forceinline__ void load_tile(std::uint32_t s_tile, const TileLane& 
     const int r = l.row0 + it * kRowStep;
     const bool valid = r < rows_valid;
     // (row0 + it * step) & 7 == (row0 & 7) ^ ((it * step) & 7) for steps that are powers of two >= 4.
-    const std::uint32_t dst =
-        s_tile + l.sbase + it * kRowStep * D * 2 + ((l.cx ^ ((it * kRowStep) & 7)) << 4);
+    const std::uint32_t dst = s_tile + l.sbase + it * kRowStep * D * 2 + ((l.cx ^ ((it * kRowStep) & 7)) << 4);
     cp_async16(dst, valid ? g : g_safe, valid);
     g += kRowStep * stride;
   }

@@ -5,11 +5,16 @@ namespace genbench {
 
 GENBENCH_CUDA_FACTORY_DECL(make_attention_fa2);
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"attention", "fa2", BackendKind::cuda,
-      "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)",
-      {tuning_axis("fa2_tile", {"d64 128x128 w4", "d128 128x64 w4", "d128 64x64 w4", "d256 128x64 w8", "d256 64x32 w4"},
-                   "fa2: tile configuration (must match head_dim; fa2_attention.cu's configs())")},
-      GENBENCH_CUDA_MISSING}),
+GENBENCH_REGISTER_IMPLEMENTATION(
+    (ImplementationInfo{
+        "attention",
+        "fa2",
+        BackendKind::cuda,
+        "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)",
+        {tuning_axis("fa2_tile",
+                     {"d64 128x128 w4", "d128 128x64 w4", "d128 64x64 w4", "d256 128x64 w8", "d256 64x32 w4"},
+                     "fa2: tile configuration (must match head_dim; fa2_attention.cu's configs())")},
+        GENBENCH_CUDA_MISSING}),
     GENBENCH_CUDA_FACTORY(make_attention_fa2))
 
 }  // namespace genbench

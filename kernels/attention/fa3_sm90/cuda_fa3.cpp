@@ -12,7 +12,6 @@
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/fa3_sm90/fa3_fp8_sm90.h"
 #include "kernels/attention/fa3_sm90/fa3_sm90.h"
-#include "ops/implementation.h"
 #include "ops/attention/attention.h"
 #include "ops/implementation.h"
 
@@ -185,7 +184,6 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
 
 class Fa3 final : public Implementation {
  public:
-
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = AttentionShape::from(p);
     const auto& prop = cuda_backend_of(ctx.backend).properties();

@@ -74,8 +74,9 @@ constexpr int stages_for() {
 // contiguous bytes, so every 32-byte sector is used whole), four 4 x 4 byte transposes by byte
 // permutes, and four 16-byte stores (lane pairs fill each 32-byte sector); no shared memory.
 // Blocks: x = (b, hk) x key block, y = 64-dim slice.
-__global__ void __launch_bounds__(128) transpose_v_kernel(const std::uint8_t* __restrict__ v, std::uint8_t* __restrict__ vt,
-                                                          int seqlen_k, int sk_pad, int heads_kv, int d) {
+__global__ void __launch_bounds__(128)
+    transpose_v_kernel(const std::uint8_t* __restrict__ v, std::uint8_t* __restrict__ vt, int seqlen_k, int sk_pad,
+                       int heads_kv, int d) {
   const int key_blocks = sk_pad / kVtKeyPad;
   const int bh = static_cast<int>(blockIdx.x) / key_blocks, kb = static_cast<int>(blockIdx.x) % key_blocks;
   const int b = bh / heads_kv, hk = bh % heads_kv;
@@ -150,10 +151,11 @@ struct E4m3 {
       for (int h = 0; h < 2; ++h) {
         const uint4 w = *reinterpret_cast<const uint4*>(row + c * chunk_stride + 32 * part + 16 * h);
         for (const std::uint32_t x : {w.x, w.y, w.z, w.w}) {
-          acc = __hadd2(acc, __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(
-                                 static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3))));
-          acc = __hadd2(acc, __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(
-                                 static_cast<__nv_fp8x2_storage_t>(x >> 16), __NV_E4M3))));
+          acc = __hadd2(
+              acc,
+              __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3))));
+          acc = __hadd2(
+              acc, __habs2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x >> 16), __NV_E4M3))));
         }
       }
     }
@@ -236,11 +238,11 @@ CUtensorMap make_qk_map(const void* base, int batch, int seq, int heads, int d, 
 // swizzle; a key block past sk_pad reads zeros.
 CUtensorMap make_vt_map(const void* base, int batch, int heads_kv, int d, int sk_pad, int chunk) {
   const auto row = static_cast<std::uint64_t>(sk_pad);
-  return make_tma_map("fa3 fp8", CU_TENSOR_MAP_DATA_TYPE_UINT8, base,
-                      {row, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads_kv),
-                       static_cast<std::uint64_t>(batch)},
-                      {row, row * d, row * d * heads_kv},
-                      {static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(d), 1, 1}, chunk);
+  return make_tma_map(
+      "fa3 fp8", CU_TENSOR_MAP_DATA_TYPE_UINT8, base,
+      {row, static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads_kv), static_cast<std::uint64_t>(batch)},
+      {row, row * d, row * d * heads_kv}, {static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(d), 1, 1},
+      chunk);
 }
 
 // The e4m3 code of P's limit (1 to 448; OnlineSoftmax::rebase).
@@ -265,12 +267,11 @@ template <int D>
 void launch_typed(const Problem& pr, std::uint32_t p_limit_add, const CUtensorMap& tq, const CUtensorMap& tk,
                   const CUtensorMap& tvt, const CUtensorMap& to, int ctas, const SplitTail& split,
                   cudaStream_t stream) {
-  KernelParams kp = kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k,
-                                                   pr.descale_v);
+  KernelParams kp =
+      kernel_params<64 * kConsumers>(pr, nullptr, nullptr, pr.scale * pr.descale_q * pr.descale_k, pr.descale_v);
   kp.p_limit_add = p_limit_add;
   kp.counts = pr.counts;
-  launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, split,
-                                                                          stream);
+  launch_kernel<D, block_n_for<D>(), kConsumers, stages_for<D>(), E4m3>(kp, pr, tq, tk, tvt, to, ctas, split, stream);
 }
 
 }  // namespace
@@ -327,9 +328,8 @@ std::string Launcher::variant() const {
   // "fp8 m128n192d128-ws3-kv3-pp-ps-st +vt": tile, warpgroups, ring stages, ping-pong,
   // persistent, split tail, V^T pre-pass.
   // A P limit other than 448 (a test setting; 0: max-free blocks off) shows as "-plimX".
-  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1,
-                   stages_, p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "",
-                   split_.plan.slots > 0 ? "-st" : "",
+  return strprintf("fp8 m%dn%dd%d-ws%d-kv%d%s%s%s%s +vt", 64 * kConsumers, bn_, p_.head_dim, kConsumers + 1, stages_,
+                   p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "", split_.plan.slots > 0 ? "-st" : "",
                    p_.p_limit == 448.f ? "" : strprintf("-plim%g", p_.p_limit).c_str());
 }
 

@@ -30,7 +30,7 @@ constexpr int p_pack_source(int r, int j) { return 2 * (r % 2) + 8 * (r / 2) + (
 
 // Q, K and V in e4m3, O in bf16 (layouts of fa3::Tensors); head_dim 128 or 256.
 struct Problem : Tensors {
-  void* vt = nullptr;  // scratch of vt_bytes() bytes for V^T
+  void* vt = nullptr;                                       // scratch of vt_bytes() bytes for V^T
   float descale_q = 1.f, descale_k = 1.f, descale_v = 1.f;  // true value = stored x descale
   // Max-free softmax blocks (fa3_kernel.cuh) rebase a row once a P (2^4 x exp(s - base)) rounds
   // to e4m3 at or above this, 1 to 448 (below 448 only to exercise the rebase in tests); 0 turns
@@ -51,7 +51,7 @@ std::string build_support();
 
 class Launcher {
  public:
-  explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
+  explicit Launcher(const Problem& p);     // throws genbench::Error when a tensor map cannot be encoded
   void launch(cudaStream_t stream) const;  // V^T pre-pass, then the attention kernel
   std::string variant() const;
   // The split tail's workspace (fa3::SplitTail; e4m3 does not split, so 0 bytes today).

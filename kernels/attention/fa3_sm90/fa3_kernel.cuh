@@ -68,21 +68,21 @@ struct KernelParams {
   float* lse;
   const int* cu_q;  // varlen: cumulative lengths (batch + 1) in device memory, else nullptr
   const int* cu_k;
-  long long lse_head_stride;  // varlen: LSE is [heads, lse_head_stride] by packed row
+  long long lse_head_stride;                    // varlen: LSE is [heads, lse_head_stride] by packed row
   int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
-  int num_m_blocks;  // query blocks of the longest sequence
-  int num_tiles;     // num_m_blocks x heads x batch
-  int* sched;        // persistent launches: [next tile counter, finished CTAs], zero between launches
+  int num_m_blocks;                             // query blocks of the longest sequence
+  int num_tiles;                                // num_m_blocks x heads x batch
+  int* sched;               // persistent launches: [next tile counter, finished CTAs], zero between launches
   float scale, scale_log2;  // score of stored values -> true score (x descales for e4m3); x log2(e)
   int causal, pingpong;
-  float descale_v;  // E::kDescaleV: true V = stored V x descale_v
+  float descale_v;            // E::kDescaleV: true V = stored V x descale_v
   std::uint32_t p_limit_add;  // E::kMaxFreeBlocks<D>: (0x80 - the limit's e4m3 code) in every byte; 0: off
-  int* counts;  // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
+  int* counts;                // E::kMaxFreeBlocks<D>, tests: nullptr, or [max-free blocks, rebases] counted per warp
 };
 
 // The split tail of a persistent launch (fa3_split.h), a parameter of its own (KernelParams is
-// the same with and without the split): claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split slots; without
-// a split num_claims = slots.tile0 = num_tiles.
+// the same with and without the split): claims [0, slots.tile0) are whole tiles, [slots.tile0, num_claims) the split
+// slots; without a split num_claims = slots.tile0 = num_tiles.
 struct SplitParams {
   SplitSlots slots;
   int num_claims;
@@ -153,7 +153,7 @@ struct Traits {
   // Warpgroups whose 64 rows all lie past seqlen_q keep only the barrier protocol (idle warpgroups).
   static constexpr bool kIdleWarpgroups = C >= 3;
   static constexpr float kSlack = E::template kRescaleSlackLog2<D>;
-  static constexpr bool kLazy = kSlack > 0.f;                        // lazy rescaling
+  static constexpr bool kLazy = kSlack > 0.f;                      // lazy rescaling
   static constexpr bool kMaxFree = E::template kMaxFreeBlocks<D>;  // max-free blocks
 
   using Storage = SharedStorage<kQBytes, kKVBytes, S, kSeparateO ? kOBytes : 0, Bar>;
@@ -649,10 +649,10 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     if (code >= end_code) break;
     const Tile ti = work_of<kBlockM, BN, kSplit>(p, sp, code);
     if (!ti.valid) continue;
-    const RingState<S> kv{g};  // the tile's first K/V block
+    const RingState<S> kv{g};                                              // the tile's first K/V block
     const int n_blocks = ti.n_blocks, kb_end = ti.split.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
-    const int row_a = ti.row0 + cw * 64 + rl_a;  // and row_a + 8
+    const int row_a = ti.row0 + cw * 64 + rl_a;                           // and row_a + 8
     lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
     lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
     // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
@@ -835,8 +835,8 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
       for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
         const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
         const int row = te.row0 + cw * 64 + r;
-        const uint4 val = *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 +
-                                                          (((cu % 8) ^ (r & 7)) << 4));
+        const uint4 val =
+            *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 + (((cu % 8) ^ (r & 7)) << 4));
         if (row < te.seqlen_q) {
           const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
           *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
@@ -856,9 +856,8 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
   }
   turns.finish();
   if (L::kTmaStoreO && tid == 0) sm90::bulk_wait<0>();  // this warpgroup's last O stores are complete
-#endif  // GENBENCH_SM90A_ENABLED
+#endif                                                  // GENBENCH_SM90A_ENABLED
 }
-
 
 // Raises the kernel's dynamic shared-memory limit (once per process and device; outside any
 // stream capture, so it is called when the Launcher is built).
@@ -872,8 +871,8 @@ void set_smem_limit() {
 // box of one 128-byte swizzle row (128 / elem_bytes elements) x 1 x rows x 1, 128-byte swizzle,
 // zero fill past the ends: the layout of the Q and K tiles and of the O staging. Varlen tensors
 // are mapped as one packed sequence (batch 1, seq = all rows).
-inline CUtensorMap make_bshd_map(const char* who, CUtensorMapDataType type, int elem_bytes, const void* base,
-                                 int batch, int seq, int heads, int d, int box_rows) {
+inline CUtensorMap make_bshd_map(const char* who, CUtensorMapDataType type, int elem_bytes, const void* base, int batch,
+                                 int seq, int heads, int d, int box_rows) {
   const auto eb = static_cast<std::uint64_t>(elem_bytes), row = static_cast<std::uint64_t>(heads) * d * eb;
   return make_tma_map(who, type, base,
                       {static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(heads),

@@ -93,14 +93,14 @@ constexpr Config kConfigs[] = {{64, 128, 3, 3}, {64, 128, 2, 3}, {128, 128, 2, 2
 // (split: the kernel with the split tail, which only d=128 has).
 template <typename F>
 void dispatch(const Config& c, bool bf16, bool split, F&& f) {
-#define GENBENCH_FA3_CASE(D, BN, C, S)                                                                    \
-  if (c.d == D && c.bn == BN && c.consumers == C && c.stages == S) {                                      \
-    if constexpr (kSplitTail<D, Elem16<true, true>>)                                                      \
-      if (split)                                                                                          \
-        return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, true>>()                            \
-                    : f.template operator()<D, BN, C, S, Elem16<false, true>>();                          \
-    return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, false>>()                               \
-                : f.template operator()<D, BN, C, S, Elem16<false, false>>();                             \
+#define GENBENCH_FA3_CASE(D, BN, C, S)                                           \
+  if (c.d == D && c.bn == BN && c.consumers == C && c.stages == S) {             \
+    if constexpr (kSplitTail<D, Elem16<true, true>>)                             \
+      if (split)                                                                 \
+        return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, true>>()   \
+                    : f.template operator()<D, BN, C, S, Elem16<false, true>>(); \
+    return bf16 ? f.template operator()<D, BN, C, S, Elem16<true, false>>()      \
+                : f.template operator()<D, BN, C, S, Elem16<false, false>>();    \
   }
   GENBENCH_FA3_CASE(64, 128, 3, 3)
   GENBENCH_FA3_CASE(64, 128, 2, 3)
@@ -113,7 +113,9 @@ void dispatch(const Config& c, bool bf16, bool split, F&& f) {
 
 struct SetSmem {
   template <int D, int BN, int C, int S, class E>
-  void operator()() const { set_smem_limit<D, BN, C, S, E>(); }
+  void operator()() const {
+    set_smem_limit<D, BN, C, S, E>();
+  }
 };
 
 // The split tail's plan (none without the split's kernel).
@@ -136,8 +138,8 @@ struct Launch {
   cudaStream_t stream;
   template <int D, int BN, int C, int S, class E>
   void operator()() const {
-    launch_kernel<D, BN, C, S, E>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv,
-                                              to, ctas, split, stream);
+    launch_kernel<D, BN, C, S, E>(kernel_params<64 * C>(p, p.cu_q, p.cu_k, p.scale, 1.f), p, tq, tk, tv, to, ctas,
+                                  split, stream);
   }
 };
 
@@ -184,7 +186,8 @@ Launcher::Launcher(const Problem& p) : p_(p) {
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, split(), Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
+  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, split(),
+           Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
 }
 
 std::string Launcher::variant() const {

@@ -78,9 +78,9 @@ class Launcher {
 
  private:
   Problem p_;
-  int bn_ = 0;         // key tile width
-  int consumers_ = 2;  // consumer warpgroups (64 query rows each)
-  int stages_ = 2;     // K/V ring stages
+  int bn_ = 0;               // key tile width
+  int consumers_ = 2;        // consumer warpgroups (64 query rows each)
+  int stages_ = 2;           // K/V ring stages
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
   SplitTail split_;
   CUtensorMap tq_{}, tk_{}, tv_{}, to_{};

@@ -104,8 +104,8 @@ inline std::size_t split_entry_floats(int head_dim, int consumers) {
 }
 inline std::size_t split_ws_bytes(const SplitSlots& sp, int head_dim, int consumers) {
   if (sp.slots == 0) return 0;
-  return split_count_bytes(sp, consumers) + 2 * static_cast<std::size_t>(sp.slots) *
-                                                split_entry_floats(head_dim, consumers) * sizeof(float);
+  return split_count_bytes(sp, consumers) +
+         2 * static_cast<std::size_t>(sp.slots) * split_entry_floats(head_dim, consumers) * sizeof(float);
 }
 
 }  // namespace genbench::fa3

@@ -24,11 +24,17 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162f
 template <typename T>
 __device__ __forceinline__ T float_to(float x);
 template <>
-__device__ __forceinline__ float float_to<float>(float x) { return x; }
+__device__ __forceinline__ float float_to<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __half float_to<__half>(float x) { return __float2half_rn(x); }
+__device__ __forceinline__ __half float_to<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 struct RefParams {
   const void *q, *k, *v;
@@ -36,7 +42,7 @@ struct RefParams {
   float* lse;
   const int *cu_q, *cu_k;  // cumulative lengths (batch + 1)
   int heads, heads_kv, head_dim;
-  int seqlen_q;            // padded length (LSE stride without varlen)
+  int seqlen_q;               // padded length (LSE stride without varlen)
   long long lse_head_stride;  // varlen: capacity rows
   int varlen, causal;
   float scale;
@@ -97,8 +103,8 @@ __global__ void __launch_bounds__(kThreads) attention_reference_kernel(RefParams
   if (tid < D) o[tid] = float_to<T>(acc0 * inv);
   if (tid + kThreads < D) o[tid + kThreads] = float_to<T>(acc1 * inv);
   if (tid == 0) {
-    const long long li = p.varlen ? h * p.lse_head_stride + q0 + i
-                                  : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i;
+    const long long li =
+        p.varlen ? h * p.lse_head_stride + q0 + i : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i;
     p.lse[li] = l > 0.f ? m + logf(l) : -INFINITY;
   }
 }
@@ -127,7 +133,8 @@ class ReferenceCase final : public attention::DeviceAttentionCase {
     p.scale = s_.scale;
     // The grid covers the padded length; rows beyond a sequence's length return at once, so
     // a captured graph serves any lengths up to seqlen_q.
-    const dim3 grid(static_cast<unsigned>(s_.seqlen_q), static_cast<unsigned>(s_.heads), static_cast<unsigned>(s_.batch));
+    const dim3 grid(static_cast<unsigned>(s_.seqlen_q), static_cast<unsigned>(s_.heads),
+                    static_cast<unsigned>(s_.batch));
     switch (s_.dtype) {
       case DType::fp32: attention_reference_kernel<float><<<grid, kThreads, 0, st>>>(p); break;
       case DType::fp16: attention_reference_kernel<__half><<<grid, kThreads, 0, st>>>(p); break;

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/strings.h"
-#include "ops/implementation.h"
 #include "ops/attention/attention.h"
 #include "ops/attention/attention_math.h"
 #include "ops/fill.h"
@@ -75,7 +74,8 @@ class AttentionReferenceHostCase final : public Case {
     const std::int64_t step = std::max<std::int64_t>(1, rows / 64);
     for (std::int64_t r = 0; r < rows; r += step) {
       for (std::int64_t pick : {r, rows - 1}) {
-        const std::int64_t i = pick % s_.seqlen_q, h = (pick / s_.seqlen_q) % s_.heads, b = pick / (s_.seqlen_q * s_.heads);
+        const std::int64_t i = pick % s_.seqlen_q, h = (pick / s_.seqlen_q) % s_.heads,
+                           b = pick / (s_.seqlen_q * s_.heads);
         double ref_lse = 0;
         attention_row<double>(s_, q_buf_.as<float>(), k_buf_.as<float>(), v_buf_.as<float>(), b, h, i, ref.data(),
                               &ref_lse, scratch);
@@ -85,7 +85,8 @@ class AttentionReferenceHostCase final : public Case {
           scale = std::max(scale, std::fabs(ref[static_cast<std::size_t>(x)]));
         }
         const float lse = lse_buf_.as<float>()[(b * s_.heads + h) * s_.seqlen_q + i];
-        if (std::isfinite(ref_lse)) worst = std::max(worst, std::fabs(lse - ref_lse) / std::max(1.0, std::fabs(ref_lse)));
+        if (std::isfinite(ref_lse))
+          worst = std::max(worst, std::fabs(lse - ref_lse) / std::max(1.0, std::fabs(ref_lse)));
         else if (!(std::isinf(lse) && lse < 0)) worst = INFINITY;
       }
     }

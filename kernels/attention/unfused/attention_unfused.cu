@@ -15,10 +15,10 @@
 #include "kernels/attention/common/block_softmax.cuh"
 #include "ops/implementation.h"
 
-#define GENBENCH_UNFUSED_CHECK_CUBLAS(call)                                                        \
-  do {                                                                                             \
-    const cublasStatus_t genbench_cublas_rc_ = (call);                                             \
-    if (genbench_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                              \
+#define GENBENCH_UNFUSED_CHECK_CUBLAS(call)                                                                \
+  do {                                                                                                     \
+    const cublasStatus_t genbench_cublas_rc_ = (call);                                                     \
+    if (genbench_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                                      \
       ::genbench::throw_call_error(#call, cublasGetStatusString(genbench_cublas_rc_), __FILE__, __LINE__); \
   } while (0)
 
@@ -32,11 +32,17 @@ constexpr std::size_t kCublasWorkspace = std::size_t{32} << 20;
 template <typename T>
 __device__ __forceinline__ T float_to(float x);
 template <>
-__device__ __forceinline__ float float_to<float>(float x) { return x; }
+__device__ __forceinline__ float float_to<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __half float_to<__half>(float x) { return __float2half_rn(x); }
+__device__ __forceinline__ __half float_to<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 // One block per (query row, head, batch): S row (already scaled) -> P row, LSE.
 template <typename T>
@@ -58,8 +64,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   }
   block_max_sum<kSoftmaxThreads>(m, l, red_m, red_l);
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  for (int j = tid; j < seqlen_k; j += kSoftmaxThreads)
-    prow[j] = float_to<T>(j < end ? expf(srow[j] - m) * inv : 0.f);
+  for (int j = tid; j < seqlen_k; j += kSoftmaxThreads) prow[j] = float_to<T>(j < end ? expf(srow[j] - m) * inv : 0.f);
   if (tid == 0) lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
 }
 
@@ -128,22 +133,22 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
     switch (s_.dtype) {
       case DType::fp16:
         softmax_rows<<<grid, kSoftmaxThreads, 0, st>>>(scores_.as<float>(), probs_.as<__half>(), lse_.as<float>(),
-                                                      static_cast<int>(s_.heads), sq, sk, s_.causal);
+                                                       static_cast<int>(s_.heads), sq, sk, s_.causal);
         break;
       case DType::bf16:
         softmax_rows<<<grid, kSoftmaxThreads, 0, st>>>(scores_.as<float>(), probs_.as<__nv_bfloat16>(),
-                                                      lse_.as<float>(), static_cast<int>(s_.heads), sq, sk, s_.causal);
+                                                       lse_.as<float>(), static_cast<int>(s_.heads), sq, sk, s_.causal);
         break;
       default:
         softmax_rows<<<grid, kSoftmaxThreads, 0, st>>>(scores_.as<float>(), probs_.as<float>(), lse_.as<float>(),
-                                                      static_cast<int>(s_.heads), sq, sk, s_.causal);
+                                                       static_cast<int>(s_.heads), sq, sk, s_.causal);
         break;
     }
     GENBENCH_CHECK_LAUNCH();
     // Row-major O (sq x d, ld heads*d) is column-major O^T = V^T-view x P^T: m = d, n = sq, k = sk.
-    GENBENCH_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, d, sq, sk, &one,
-                                                      in + 2 * bh, t, ldk, in + 3 * bh, t, sk, &zero, out + bh, t,
-                                                      ldq, bh, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    GENBENCH_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, d, sq, sk, &one, in + 2 * bh,
+                                                      t, ldk, in + 3 * bh, t, sk, &zero, out + bh, t, ldq, bh,
+                                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
   std::string config_name() const override { return "cublasGemmBatchedEx fp32 S + softmax + cublasGemmBatchedEx"; }
 

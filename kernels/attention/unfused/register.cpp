@@ -5,9 +5,13 @@ namespace genbench {
 
 GENBENCH_CUDA_FACTORY_DECL(make_attention_unfused);
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"attention", "unfused", BackendKind::cuda,
-      "cuBLAS batched QK^T into an fp32 score matrix, softmax kernel, cuBLAS batched PV",
-      {}, GENBENCH_CUDA_MISSING}),
-    GENBENCH_CUDA_FACTORY(make_attention_unfused))
+GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{
+                                     "attention",
+                                     "unfused",
+                                     BackendKind::cuda,
+                                     "cuBLAS batched QK^T into an fp32 score matrix, softmax kernel, cuBLAS batched PV",
+                                     {},
+                                     GENBENCH_CUDA_MISSING}),
+                                 GENBENCH_CUDA_FACTORY(make_attention_unfused))
 
 }  // namespace genbench

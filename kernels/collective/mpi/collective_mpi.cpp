@@ -5,7 +5,6 @@
 
 #include "comm/comm.h"
 #include "core/strings.h"
-#include "ops/implementation.h"
 #include "ops/collective/collective.h"
 #include "ops/collective/collective_data.h"
 #include "ops/implementation.h"
@@ -135,7 +134,8 @@ class CollectiveMpiCase final : public Case {
     if (checked) {
       const auto expected = collective_expected(s_, seed_, comm_.rank());
       std::vector<double> got(expected.size());
-      for (std::size_t i = 0; i < got.size(); ++i) got[i] = load(recv_.as<unsigned char>(), static_cast<std::int64_t>(i));
+      for (std::size_t i = 0; i < got.size(); ++i)
+        got[i] = load(recv_.as<unsigned char>(), static_cast<std::int64_t>(i));
       if (s_.dtype != DType::fp32 && s_.dtype != DType::int32) {
         // Raw-byte types carry the low byte of the expected value.
         std::vector<double> exp_bytes(expected.size());
@@ -147,7 +147,8 @@ class CollectiveMpiCase final : public Case {
     }
     v.error = static_cast<double>(wrong);
     v.ok = wrong == 0;
-    v.detail = strprintf("%lld wrong elements of %lld", static_cast<long long>(wrong), static_cast<long long>(s_.recv_count));
+    v.detail =
+        strprintf("%lld wrong elements of %lld", static_cast<long long>(wrong), static_cast<long long>(s_.recv_count));
     return v;
   }
 
@@ -167,7 +168,8 @@ class CollectiveMpi final : public Implementation {
     if (s.graph) return "graph mode needs the cuda backend";
     if (is_reduction(s.kind) && s.dtype != DType::fp32 && s.dtype != DType::int32)
       return strprintf("MPI has no %s reduction", dtype_name(s.dtype));
-    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && is_reduction(s.kind)) return "avg of int32 is not defined";
+    if (s.redop == ReduceOp::avg && s.dtype == DType::int32 && is_reduction(s.kind))
+      return "avg of int32 is not defined";
     if (s.send_count > INT32_MAX || s.recv_count > INT32_MAX) return "more than 2^31 elements in one MPI call";
     return "";
   }

@@ -6,7 +6,7 @@ namespace genbench {
 std::unique_ptr<Implementation> make_collective_mpi();
 
 GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"collective", "mpi", BackendKind::host,
-      "MPI collectives on host memory"}),
-    &make_collective_mpi)
+                                                     "MPI collectives on host memory"}),
+                                 &make_collective_mpi)
 
 }  // namespace genbench

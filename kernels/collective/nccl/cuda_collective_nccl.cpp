@@ -31,7 +31,6 @@
 #include "core/strings.h"
 #include "kernels/collective/nccl/device_fill.h"
 #include "kernels/collective/nccl/nccl_ops.h"
-#include "ops/implementation.h"
 #include "ops/collective/collective.h"
 #include "ops/implementation.h"
 

@@ -39,7 +39,8 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   }
 }
 
-void nccl_enqueue(const CollectiveShape& s, const void* in, void* out, ncclComm_t c, cudaStream_t stream, int r, int n) {
+void nccl_enqueue(const CollectiveShape& s, const void* in, void* out, ncclComm_t c, cudaStream_t stream, int r,
+                  int n) {
   const ncclDataType_t t = nccl_type(s.dtype);
   const std::size_t el = dtype_size(s.dtype);
   const auto count = [](std::int64_t x) { return static_cast<std::size_t>(x); };
@@ -92,7 +93,8 @@ void nccl_enqueue(const CollectiveShape& s, const void* in, void* out, ncclComm_
       nccl_collective(c, "ncclSend/ncclRecv group (send_recv)", [&] {
         return group([&] {
           ncclResult_t rc = ncclSend(in, count(s.send_count), t, (r + 1) % n, c, stream);
-          if (rc == ncclSuccess || rc == ncclInProgress) rc = ncclRecv(out, count(s.recv_count), t, (r - 1 + n) % n, c, stream);
+          if (rc == ncclSuccess || rc == ncclInProgress)
+            rc = ncclRecv(out, count(s.recv_count), t, (r - 1 + n) % n, c, stream);
           return rc;
         });
       });
@@ -100,13 +102,15 @@ void nccl_enqueue(const CollectiveShape& s, const void* in, void* out, ncclComm_
   }
 }
 
-std::int64_t nccl_count_wrong(const CollectiveShape& s, std::uint64_t seed, int r, const void* out, std::int64_t* compared) {
+std::int64_t nccl_count_wrong(const CollectiveShape& s, std::uint64_t seed, int r, const void* out,
+                              std::int64_t* compared) {
   const std::size_t el = dtype_size(s.dtype);
   std::vector<double> expected, got;
   std::vector<unsigned char> host;
   auto take = [&](std::int64_t first, std::int64_t count) {
     host.resize(static_cast<std::size_t>(count) * el);
-    GENBENCH_CHECK_CUDA(cudaMemcpy(host.data(), static_cast<const unsigned char*>(out) + static_cast<std::size_t>(first) * el,
+    GENBENCH_CHECK_CUDA(cudaMemcpy(host.data(),
+                                   static_cast<const unsigned char*>(out) + static_cast<std::size_t>(first) * el,
                                    host.size(), cudaMemcpyDeviceToHost));
     for (std::int64_t i = 0; i < count; ++i) {
       got.push_back(convert::element(s.dtype, host.data(), static_cast<std::size_t>(i)));

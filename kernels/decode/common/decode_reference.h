@@ -24,9 +24,9 @@ struct HostDecodeData {
   DType kv_dtype = DType::bf16;  // K and V pools
   float scale = 0;               // softmax scale
   std::vector<std::int64_t> lengths;
-  std::vector<std::int32_t> table;   // [batch, pages_per_seq]
-  std::vector<float> q, k, v;        // Q [batch, new, heads, D]; K, V pools
-  std::vector<float> o, lse;         // outputs, O [batch, new, heads, D], LSE [batch, new, heads]
+  std::vector<std::int32_t> table;  // [batch, pages_per_seq]
+  std::vector<float> q, k, v;       // Q [batch, new, heads, D]; K, V pools
+  std::vector<float> o, lse;        // outputs, O [batch, new, heads, D], LSE [batch, new, heads]
 };
 
 struct DecodeCheck {
@@ -45,8 +45,7 @@ DType p_dtype(DType kv);
 // Output row (b, new token i, head h) in double: out[head_dim], *lse (natural log).
 void reference_row(const HostDecodeData& x, std::int64_t b, std::int64_t i, std::int64_t h, double* out, double* lse);
 // The same in the input precision (fp32 scores, P rounded to p_dtype, O rounded to q_dtype).
-void low_precision_row(const HostDecodeData& x, std::int64_t b, std::int64_t i, std::int64_t h, float* out,
-                       float* lse);
+void low_precision_row(const HostDecodeData& x, std::int64_t b, std::int64_t i, std::int64_t h, float* out, float* lse);
 
 // Fills x.o and x.lse with the input-precision computation for every row (host implementation).
 void compute_all(HostDecodeData& x);

@@ -54,7 +54,8 @@ decode::fa3::Arguments arguments_of(const DecodeShape& s) {
 
 class DecodeFa3Case final : public Case {
  public:
-  DecodeFa3Case(const DecodeShape& s, Context& ctx) : s_(s), be_(cuda_backend_of(ctx.backend)), ctx_backend_(ctx.backend), seed_(ctx.seed) {
+  DecodeFa3Case(const DecodeShape& s, Context& ctx)
+      : s_(s), be_(cuda_backend_of(ctx.backend)), ctx_backend_(ctx.backend), seed_(ctx.seed) {
     const auto& d = s.dims;
     n_q_ = static_cast<std::size_t>(d.batch * d.new_tokens * d.heads * d.head_dim);
     n_pool_ = static_cast<std::size_t>(d.pool_elements());
@@ -117,14 +118,15 @@ class DecodeFa3Case final : public Case {
         Validation g = check();
         if (!g.ok) {
           set_lengths(s_.lengths());
-          g.detail = strprintf("graph replay with lengths draw %llu: ", static_cast<unsigned long long>(draw)) + g.detail;
+          g.detail =
+              strprintf("graph replay with lengths draw %llu: ", static_cast<unsigned long long>(draw)) + g.detail;
           return g;
         }
         v.error = std::max(v.error, g.error);
       }
       set_lengths(s_.lengths());
-      v.detail += strprintf("; the graph (%d capture) replayed with 2 more sets of lengths, both within bounds",
-                            captures_);
+      v.detail +=
+          strprintf("; the graph (%d capture) replayed with 2 more sets of lengths, both within bounds", captures_);
       graph_note_ = strprintf(" g:%dcap+2len", captures_);
     }
     return v;
@@ -151,7 +153,8 @@ class DecodeFa3Case final : public Case {
   void set_lengths(const std::vector<std::int64_t>& l) {
     lens_host_ = l;
     std::vector<int> li(l.begin(), l.end());
-    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(lens_.get(), li.data(), li.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
+    GENBENCH_CHECK_CUDA(
+        cudaMemcpyAsync(lens_.get(), li.data(), li.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
   }
 
@@ -183,7 +186,8 @@ class DecodeFa3Case final : public Case {
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
     const auto& d = s_.dims;
     std::vector<std::int64_t> seqs = {0, d.batch / 2, d.batch - 1};
-    for (std::uint64_t r = 1; r <= 2; ++r) seqs.push_back(static_cast<std::int64_t>(decode::mix64(seed_ + r) % d.batch));
+    for (std::uint64_t r = 1; r <= 2; ++r)
+      seqs.push_back(static_cast<std::int64_t>(decode::mix64(seed_ + r) % d.batch));
     std::sort(seqs.begin(), seqs.end());
     seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
     const auto n = static_cast<std::int64_t>(seqs.size());
@@ -197,8 +201,10 @@ class DecodeFa3Case final : public Case {
         const std::size_t src = static_cast<std::size_t>(decode::pool_row(d, table_host_, b, j)) * row;
         const std::size_t dst = static_cast<std::size_t>(i * d.cache + j) * row;
         const std::size_t len = static_cast<std::size_t>(std::min(P, L - j)) * row;
-        GENBENCH_CHECK_CUDA(cudaMemcpyAsync(sk.as<char>() + dst, k_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
-        GENBENCH_CHECK_CUDA(cudaMemcpyAsync(sv.as<char>() + dst, v_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
+        GENBENCH_CHECK_CUDA(
+            cudaMemcpyAsync(sk.as<char>() + dst, k_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
+        GENBENCH_CHECK_CUDA(
+            cudaMemcpyAsync(sv.as<char>() + dst, v_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
       }
     }
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
@@ -216,7 +222,8 @@ class DecodeFa3Case final : public Case {
     const auto q = attention::download_as_float(q_.get(), s_.dtype, n_q_);
     const auto o = attention::download_as_float(o_.get(), s_.dtype, n_q_);
     const auto lse = attention::download_as_float(lse_.get(), DType::fp32, lse_.bytes() / sizeof(float));
-    const std::size_t per_seq = static_cast<std::size_t>(d.new_tokens * d.heads), D = static_cast<std::size_t>(d.head_dim);
+    const std::size_t per_seq = static_cast<std::size_t>(d.new_tokens * d.heads),
+                      D = static_cast<std::size_t>(d.head_dim);
     std::string which;
     for (std::int64_t b : seqs) {
       x.lengths.push_back(lens_host_[static_cast<std::size_t>(b)]);
@@ -232,7 +239,8 @@ class DecodeFa3Case final : public Case {
         return Validation{false, INFINITY, 0,
                           strprintf("O element %zu (row %zu) is NaN: unwritten or invalid", i, i / D)};
     for (std::size_t i = 0; i < lse.size(); ++i)
-      if (std::isnan(lse[i])) return Validation{false, INFINITY, 0, strprintf("LSE of row %zu is NaN: unwritten or invalid", i)};
+      if (std::isnan(lse[i]))
+        return Validation{false, INFINITY, 0, strprintf("LSE of row %zu is NaN: unwritten or invalid", i)};
     const decode::DecodeCheck c = decode::validate_decode(x, seed_);
     return Validation{c.ok, c.error, c.tolerance, "sequences " + which + ": " + c.detail};
   }
@@ -245,7 +253,8 @@ class DecodeFa3Case final : public Case {
     const double flat_bytes = 2.0 * static_cast<double>(d.batch * d.cache * d.heads_kv * d.head_dim) *
                               static_cast<double>(dtype_size(s_.kv_dtype));
     if (flat_bytes > 16e9) {
-      v.detail = strprintf("paged vs contiguous layout: skipped (a contiguous copy would need %.3g GB)", flat_bytes / 1e9);
+      v.detail =
+          strprintf("paged vs contiguous layout: skipped (a contiguous copy would need %.3g GB)", flat_bytes / 1e9);
       return v;
     }
     const std::size_t row = static_cast<std::size_t>(d.heads_kv * d.head_dim) * dtype_size(s_.kv_dtype);
@@ -260,8 +269,8 @@ class DecodeFa3Case final : public Case {
     GENBENCH_CHECK_LAUNCH();
     std::vector<int> ident(static_cast<std::size_t>(d.batch));
     for (std::size_t b = 0; b < ident.size(); ++b) ident[b] = static_cast<int>(b);
-    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(flat_table.get(), ident.data(), ident.size() * sizeof(int),
-                                        cudaMemcpyHostToDevice, stream()));
+    GENBENCH_CHECK_CUDA(
+        cudaMemcpyAsync(flat_table.get(), ident.data(), ident.size() * sizeof(int), cudaMemcpyHostToDevice, stream()));
     decode::fa3::Launcher contiguous(args(fk, fv, flat_table, 0), be_.properties().multiProcessorCount);
     contiguous.set_workspace(ws_.get());  // the same plan, so the same workspace size
     std::vector<std::uint8_t> paged_o(o_.bytes()), flat_o(o_.bytes());

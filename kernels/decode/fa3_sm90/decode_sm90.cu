@@ -62,7 +62,8 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 template <bool BF16>
-__device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+__device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                         std::uint32_t b1) {
   if constexpr (BF16) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -97,20 +98,20 @@ __device__ __forceinline__ std::uint32_t e4m3x2_to_f16x2(std::uint32_t x) {
 
 template <int D, int KV, int QT, int KS>
 struct Cfg {
-  static constexpr int EL = KV == 2 ? 1 : 2;     // bytes per K/V element
-  static constexpr int ROWB = D * EL;            // bytes per K/V row in shared memory
-  static constexpr int CPR = ROWB / 16;          // 16-byte chunks per row
-  static constexpr int MT = 4 / KS;              // 16-row m-tiles per CTA
+  static constexpr int EL = KV == 2 ? 1 : 2;  // bytes per K/V element
+  static constexpr int ROWB = D * EL;         // bytes per K/V row in shared memory
+  static constexpr int CPR = ROWB / 16;       // 16-byte chunks per row
+  static constexpr int MT = 4 / KS;           // 16-row m-tiles per CTA
   static constexpr int ROWS = 16 * MT;
-  static constexpr int KEYS_W = kBN / KS;        // keys per warp per block
-  static constexpr int NT_S = KEYS_W / 8;        // S n-tiles per warp
+  static constexpr int KEYS_W = kBN / KS;  // keys per warp per block
+  static constexpr int NT_S = KEYS_W / 8;  // S n-tiles per warp
   static constexpr int KSTEP_PV = KEYS_W / 16;
   static constexpr int STAGES = (D == 256 && EL == 2) ? 2 : 3;
   static constexpr int TILE_BYTES = kBN * ROWB;  // one of K, V
   static constexpr int STAGE_BYTES = 2 * TILE_BYTES;
-  static constexpr int QROWB = D * 2 + 16;       // Q row stride (bytes, padded)
+  static constexpr int QROWB = D * 2 + 16;  // Q row stride (bytes, padded)
   static constexpr int Q_BYTES = ROWS * QROWB;
-  static constexpr int OSTRIDE = D + 4;          // combine scratch row stride (floats)
+  static constexpr int OSTRIDE = D + 4;  // combine scratch row stride (floats)
   static constexpr int SCRATCH_BYTES = KS * ROWS * (OSTRIDE + 2) * 4;
   static constexpr int PIPE_BYTES = STAGES * STAGE_BYTES;
   static constexpr int SMEM = (PIPE_BYTES > SCRATCH_BYTES ? PIPE_BYTES : SCRATCH_BYTES) + Q_BYTES;
@@ -163,14 +164,16 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
     const int tok = row / p.group, hg = row - tok * p.group;
     const long long gr = (static_cast<long long>(b) * p.new_tokens + tok) * p.heads + hk * p.group + hg;
     float mx = -INFINITY;
-    for (int sp = 0; sp < p.num_splits; ++sp) mx = fmaxf(mx, __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr));
+    for (int sp = 0; sp < p.num_splits; ++sp)
+      mx = fmaxf(mx, __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr));
     float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, sum = 0.f;
     for (int sp = 0; sp < p.num_splits; ++sp) {
       const float l = __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr);
       if (l == -INFINITY) continue;
       const float w = __expf(l - mx);
       sum += w;
-      const float4* src = reinterpret_cast<const float4*>(p.o_part + (sp * static_cast<long long>(p.rows_total) + gr) * D + d0);
+      const float4* src =
+          reinterpret_cast<const float4*>(p.o_part + (sp * static_cast<long long>(p.rows_total) + gr) * D + d0);
       const float4 a = __ldcg(src), c = __ldcg(src + 1);
       acc[0] += w * a.x;
       acc[1] += w * a.y;
@@ -233,7 +236,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
     const int gr = grow_of(r);
     uint4 val = make_uint4(0, 0, 0, 0);
     if (gr >= 0) {
-      val = *reinterpret_cast<const uint4*>(static_cast<const char*>(p.q) + (static_cast<long long>(gr) * D + q8 * 8) * 2);
+      val = *reinterpret_cast<const uint4*>(static_cast<const char*>(p.q) +
+                                            (static_cast<long long>(gr) * D + q8 * 8) * 2);
       if constexpr (KV == 2 && QT == 0) {
         std::uint32_t* w = reinterpret_cast<std::uint32_t*>(&val);
 #pragma unroll
@@ -304,7 +308,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   constexpr bool QREG = D <= 128;
   const unsigned char* q_lo = s_q + r_lo * C::QROWB + c * (D / 4) * 2;
   const unsigned char* q_hi = s_q + r_hi * C::QROWB + c * (D / 4) * 2;
-  auto q_frag = [&](int st, std::uint32_t (&a)[4]) {
+  auto q_frag = [&](int st, std::uint32_t(&a)[4]) {
     const uint2 lo = *reinterpret_cast<const uint2*>(q_lo + st * 8);
     const uint2 hi = *reinterpret_cast<const uint2*>(q_hi + st * 8);
     a[0] = lo.x;
@@ -470,8 +474,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   // Combine the key slices' (m, l, O) in shared memory (the pipeline's space, now idle).
   cp_async_wait<0>();
   __syncthreads();
-  float* s_o = reinterpret_cast<float*>(smem);                   // [KS][ROWS][OSTRIDE]
-  float* s_m = s_o + KS * C::ROWS * C::OSTRIDE;                  // [KS][ROWS]
+  float* s_o = reinterpret_cast<float*>(smem);   // [KS][ROWS][OSTRIDE]
+  float* s_m = s_o + KS * C::ROWS * C::OSTRIDE;  // [KS][ROWS]
   float* s_l = s_m + KS * C::ROWS;
   {
     float* o_lo = s_o + (ks * C::ROWS + r_lo) * C::OSTRIDE;
@@ -598,7 +602,8 @@ std::string can_implement(const Arguments& a) {
   if (a.page_size != 0 && (a.page_size & (a.page_size - 1)) != 0) return "decode/fa3: page_size must be a power of two";
   if (a.max_cache < a.new_tokens) return "decode/fa3: the cache must hold the new tokens";
   const long long rows = static_cast<long long>(a.heads / a.heads_kv) * a.new_tokens;
-  if (static_cast<long long>(a.heads_kv) * ((rows + 63) / 64) > 65535) return "decode/fa3: heads_kv x row chunks over 65535";
+  if (static_cast<long long>(a.heads_kv) * ((rows + 63) / 64) > 65535)
+    return "decode/fa3: heads_kv x row chunks over 65535";
   return "";
 }
 
@@ -682,7 +687,6 @@ void Launcher::run(cudaStream_t stream) const {
   const Picked k = pick(a_, key_slices_);
   const dim3 grid(splits_, a_.heads_kv * row_chunks_, a_.batch);
   k.fn<<<grid, kThreads, k.smem, stream>>>(p);
-
 }
 
 namespace {
@@ -702,13 +706,14 @@ __global__ void gather_kernel(const uint4* pool, const int* table, int shift, in
 
 }  // namespace
 
-void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch,
-                       int cache, std::size_t row_bytes, void* out, cudaStream_t stream) {
+void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch, int cache,
+                       std::size_t row_bytes, void* out, cudaStream_t stream) {
   if (page_size <= 0 || (page_size & (page_size - 1)) != 0 || row_bytes % 16 != 0)
     throw std::invalid_argument("decode/fa3 gather_contiguous: a power-of-two page size and 16-byte rows needed");
   const int row_chunks = static_cast<int>(row_bytes / 16);
-  const dim3 grid(static_cast<unsigned>(std::min<long long>(1024, (static_cast<long long>(cache) * row_chunks + 255) / 256)),
-                  static_cast<unsigned>(batch));
+  const dim3 grid(
+      static_cast<unsigned>(std::min<long long>(1024, (static_cast<long long>(cache) * row_chunks + 255) / 256)),
+      static_cast<unsigned>(batch));
   gather_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(pool), block_table, log2_exact(page_size),
                                           pages_per_seq, cache, row_chunks, static_cast<uint4*>(out));
 }

@@ -25,20 +25,20 @@ struct Arguments {
   const void* q = nullptr;  // [batch, new_tokens, heads, head_dim]
   const void* k = nullptr;  // pool [pages, page_rows, heads_kv, head_dim]
   const void* v = nullptr;
-  void* o = nullptr;        // as q, in q_type
-  float* lse = nullptr;     // [batch, new_tokens, heads], natural log
+  void* o = nullptr;                 // as q, in q_type
+  float* lse = nullptr;              // [batch, new_tokens, heads], natural log
   const int* block_table = nullptr;  // [batch, pages_per_seq]
   const int* cache_len = nullptr;    // [batch]
   int batch = 0, heads = 0, heads_kv = 0, head_dim = 0, new_tokens = 1;
-  int max_cache = 0;   // every cache_len is at most this (sizes the splits)
-  int page_size = 0;   // 0: contiguous (row b * max_cache + j); else a power of two
+  int max_cache = 0;  // every cache_len is at most this (sizes the splits)
+  int page_size = 0;  // 0: contiguous (row b * max_cache + j); else a power of two
   int pages_per_seq = 1;
   bool causal = true;
-  float scale = 0;     // softmax scale
+  float scale = 0;                     // softmax scale
   float k_descale = 1, v_descale = 1;  // true value = stored x descale (fp8 K/V)
   Elem q_type = Elem::bf16, kv_type = Elem::bf16;
-  int num_splits = 0;  // 0: planned from the SM count; else forced (tests)
-  bool rotate = false; // start each CTA's key loop at a CTA-dependent block (A/B switch)
+  int num_splits = 0;   // 0: planned from the SM count; else forced (tests)
+  bool rotate = false;  // start each CTA's key loop at a CTA-dependent block (A/B switch)
 };
 
 // "" when the kernel supports the arguments, else why not.
@@ -69,7 +69,7 @@ class Launcher {
 // Copies the first `cache` keys of every sequence of a paged pool into the contiguous layout
 // (row b * cache + j), through the block table: out holds batch * cache rows of row_bytes (a
 // multiple of 16). For checking a paged layout against the contiguous one on the same data.
-void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch,
-                       int cache, std::size_t row_bytes, void* out, cudaStream_t stream);
+void gather_contiguous(const void* pool, const int* block_table, int page_size, int pages_per_seq, int batch, int cache,
+                       std::size_t row_bytes, void* out, cudaStream_t stream);
 
 }  // namespace genbench::decode::fa3

@@ -67,8 +67,8 @@ class DecodeReferenceHostCase final : public Case {
     std::size_t diff = 0;
     for (std::size_t i = 0; i < flat.o.size(); ++i)
       if (std::memcmp(&flat.o[i], &x_.o[i], sizeof(float)) != 0) ++diff;
-    v.detail += strprintf("; paged vs contiguous layout of the same data: %zu of %zu O elements differ", diff,
-                          flat.o.size());
+    v.detail +=
+        strprintf("; paged vs contiguous layout of the same data: %zu of %zu O elements differ", diff, flat.o.size());
     if (diff) {
       v.ok = false;
       v.error = INFINITY;

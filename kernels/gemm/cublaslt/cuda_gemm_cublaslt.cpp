@@ -38,7 +38,6 @@
 #include "core/strings.h"
 #include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
-#include "ops/implementation.h"
 #include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
 
@@ -55,7 +54,8 @@ std::size_t padded(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * k
 
 class CublasLtCase final : public Case {
  public:
-  CublasLtCase(const GemmShape& s, std::size_t ws_bytes, Context& ctx) : s_(s), be_(cuda_backend_of(ctx.backend)), stream_(be_.stream()) {
+  CublasLtCase(const GemmShape& s, std::size_t ws_bytes, Context& ctx)
+      : s_(s), be_(cuda_backend_of(ctx.backend)), stream_(be_.stream()) {
     const std::size_t in = dtype_size(s.dtype), out = dtype_size(lt_output_type(s.dtype));
     const auto bt = static_cast<std::size_t>(s.batch);
     na_ = static_cast<std::size_t>(s.m * s.k) * bt;
@@ -79,8 +79,10 @@ class CublasLtCase final : public Case {
     fill_normal_device(a_.get(), static_cast<std::int64_t>(na_), ctx.seed + 11, s.dtype, a_scale, stream_);
     fill_normal_device(b_.get(), static_cast<std::int64_t>(nb_), ctx.seed + 12, s.dtype, a_scale, stream_);
     for (std::size_t c = 1; c < copies_; ++c) {
-      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(a_.as<unsigned char>() + c * pa_, a_.get(), na_ * in, cudaMemcpyDeviceToDevice, stream_));
-      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(b_.as<unsigned char>() + c * pb_, b_.get(), nb_ * in, cudaMemcpyDeviceToDevice, stream_));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpyAsync(a_.as<unsigned char>() + c * pa_, a_.get(), na_ * in, cudaMemcpyDeviceToDevice, stream_));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpyAsync(b_.as<unsigned char>() + c * pb_, b_.get(), nb_ * in, cudaMemcpyDeviceToDevice, stream_));
     }
     const float* sa = nullptr;
     const float* sb = nullptr;
@@ -154,7 +156,6 @@ class CublasLtCase final : public Case {
 
 class GemmCublasLt final : public Implementation {
  public:
-
   std::string can_implement(const Point& p, const Context& ctx) const override {
     const auto s = GemmShape::from(p);
     const auto& prop = cuda_backend_of(ctx.backend).properties();
@@ -162,19 +163,23 @@ class GemmCublasLt final : public Implementation {
     // Dense 4-bit types: refused with what the card has, never a number from another type.
     if (s.dtype == DType::int4)
       return cc >= 80 && cc < 90
-                 ? strprintf("dense int4: this GPU (%d.%d) has int4 (s4) tensor cores, but no genbench path for them is "
-                             "built (none could be validated on a card this project reaches)",
-                             prop.major, prop.minor)
-                 : strprintf("dense int4 needs int4 (s4) tensor cores, which compute capability 8.0-8.9 (A100-class) "
-                             "has and this GPU (%d.%d) lacks; weight-only int4 is the w4a16 op",
-                             prop.major, prop.minor);
+                 ? strprintf(
+                       "dense int4: this GPU (%d.%d) has int4 (s4) tensor cores, but no genbench path for them is "
+                       "built (none could be validated on a card this project reaches)",
+                       prop.major, prop.minor)
+                 : strprintf(
+                       "dense int4 needs int4 (s4) tensor cores, which compute capability 8.0-8.9 (A100-class) "
+                       "has and this GPU (%d.%d) lacks; weight-only int4 is the w4a16 op",
+                       prop.major, prop.minor);
     if (s.dtype == DType::fp4_e2m1)
-      return cc >= 100 ? strprintf("fp4_e2m1: this GPU (%d.%d) has fp4 tensor cores, but no genbench path with block "
-                                   "scales is built (none could be validated on a card this project reaches)",
-                                   prop.major, prop.minor)
-                       : strprintf("fp4_e2m1 with block scales needs compute capability 10.0 or newer (Blackwell); "
-                                   "this GPU is %d.%d",
-                                   prop.major, prop.minor);
+      return cc >= 100 ? strprintf(
+                             "fp4_e2m1: this GPU (%d.%d) has fp4 tensor cores, but no genbench path with block "
+                             "scales is built (none could be validated on a card this project reaches)",
+                             prop.major, prop.minor)
+                       : strprintf(
+                             "fp4_e2m1 with block scales needs compute capability 10.0 or newer (Blackwell); "
+                             "this GPU is %d.%d",
+                             prop.major, prop.minor);
     if (lt_is_fp8(s.dtype) && cc < 89)
       return strprintf("fp8 matmul needs compute capability 8.9 or newer (this GPU is %d.%d)", prop.major, prop.minor);
     if (s.m * s.n > INT32_MAX && s.batch > 1) return "batched matrices beyond 2^31 elements";
@@ -198,8 +203,8 @@ class GemmCublasLt final : public Implementation {
   }
 
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
-    return std::make_unique<CublasLtCase>(
-        GemmShape::from(p), lt_workspace_bytes(tuning_value(p, gemm_op(), "cublaslt_workspace_mb")), ctx);
+    return std::make_unique<CublasLtCase>(GemmShape::from(p),
+                                          lt_workspace_bytes(tuning_value(p, gemm_op(), "cublaslt_workspace_mb")), ctx);
   }
 };
 

@@ -88,9 +88,11 @@ void LtProblem::build(const GemmShape& s, std::size_t ws, const float* scale_x, 
   GENBENCH_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opx, sizeof(opx)));
   GENBENCH_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opy, sizeof(opy)));
   if (scale_x)
-    GENBENCH_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_x, sizeof(scale_x)));
+    GENBENCH_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_x, sizeof(scale_x)));
   if (scale_y)
-    GENBENCH_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_y, sizeof(scale_y)));
+    GENBENCH_CHECK_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_y, sizeof(scale_y)));
   const auto m = static_cast<std::uint64_t>(s.m), n = static_cast<std::uint64_t>(s.n),
              k = static_cast<std::uint64_t>(s.k);
   // B buffer: row-major k x n ("n") is column-major n x k; row-major n x k ("t") is k x n.
@@ -104,12 +106,15 @@ void LtProblem::build(const GemmShape& s, std::size_t ws, const float* scale_x, 
     const std::int32_t count = static_cast<std::int32_t>(s.batch);
     const std::int64_t sx = s.k * s.n, sy = s.m * s.k, sd = s.m * s.n;
     for (auto [layout, stride] : {std::pair{x, sx}, std::pair{y, sy}, std::pair{d, sd}}) {
-      GENBENCH_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-      GENBENCH_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+      GENBENCH_CHECK_CUBLAS(
+          cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      GENBENCH_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                             &stride, sizeof(stride)));
     }
   }
   GENBENCH_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-  GENBENCH_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  GENBENCH_CHECK_CUBLAS(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
 }
 
 std::vector<cublasLtMatmulHeuristicResult_t> LtProblem::candidates(int want, std::string* why) const {
@@ -243,10 +248,11 @@ Validation lt_check_sampled(const GemmShape& s, const void* a_dev, const void* b
   }
   v.error = worst;
   v.ok = worst <= v.tolerance;
-  v.detail = strprintf("max error %.3g on %zu sampled elements against a double reference of the inputs "
-                       "copied back (tolerance %.1g)%s",
-                       worst, picks.size(), v.tolerance,
-                       unwritten ? strprintf("; %lld still poisoned", static_cast<long long>(unwritten)).c_str() : "");
+  v.detail = strprintf(
+      "max error %.3g on %zu sampled elements against a double reference of the inputs "
+      "copied back (tolerance %.1g)%s",
+      worst, picks.size(), v.tolerance,
+      unwritten ? strprintf("; %lld still poisoned", static_cast<long long>(unwritten)).c_str() : "");
   return v;
 }
 

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "core/strings.h"
-#include "ops/implementation.h"
 #include "ops/fill.h"
 #include "ops/gemm/gemm.h"
 #include "ops/implementation.h"
@@ -82,13 +81,15 @@ class GemmReferenceHostCase final : public Case {
       // Error relative to the sum of |products|, the scale rounding errors grow with. Small
       // integer products (int8) are exact in fp32 while partial sums stay below 2^24.
       const bool exact = s_.dtype == DType::int8 && mag < 16777216.0;
-      const double err = std::isnan(got) ? INFINITY : exact ? std::fabs(got - ref) : std::fabs(got - ref) / std::max(mag, 1.0);
+      const double err = std::isnan(got) ? INFINITY
+                         : exact         ? std::fabs(got - ref)
+                                         : std::fabs(got - ref) / std::max(mag, 1.0);
       worst = std::max(worst, err);
     }
     v.error = worst;
     v.ok = worst <= v.tolerance;
-    v.detail = strprintf("max error %.3g on sampled elements against a double reference (tolerance %.1g)", worst,
-                         v.tolerance);
+    v.detail =
+        strprintf("max error %.3g on sampled elements against a double reference (tolerance %.1g)", worst, v.tolerance);
     return v;
   }
 

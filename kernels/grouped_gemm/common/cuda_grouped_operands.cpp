@@ -40,10 +40,12 @@ Validation GroupedOperands::check(cudaStream_t stream) const {
     if (sizes[g] == 0) continue;
     ++groups_seen;
     for (const std::int64_t row : {offsets[g], offsets[g] + sizes[g] - 1}) {
-      GENBENCH_CHECK_CUDA(cudaMemcpy(xr.data(), x.as<unsigned char>() + row * s.k * 2, xr.size(), cudaMemcpyDeviceToHost));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpy(xr.data(), x.as<unsigned char>() + row * s.k * 2, xr.size(), cudaMemcpyDeviceToHost));
       for (const std::int64_t col : {std::int64_t{0}, (g * 7919 + 13) % s.n, s.n - 1}) {
         GENBENCH_CHECK_CUDA(cudaMemcpy(wr.data(), w_of(g) + col * s.k * 2, wr.size(), cudaMemcpyDeviceToHost));
-        GENBENCH_CHECK_CUDA(cudaMemcpy(out.data(), d.as<unsigned char>() + (row * s.n + col) * 2, 2, cudaMemcpyDeviceToHost));
+        GENBENCH_CHECK_CUDA(
+            cudaMemcpy(out.data(), d.as<unsigned char>() + (row * s.n + col) * 2, 2, cudaMemcpyDeviceToHost));
         double ref = 0, mag = 0;
         for (std::int64_t i = 0; i < s.k; ++i) {
           const double p = convert::element(s.dtype, xr.data(), static_cast<std::size_t>(i)) *
@@ -59,9 +61,10 @@ Validation GroupedOperands::check(cudaStream_t stream) const {
   }
   v.error = worst;
   v.ok = worst <= v.tolerance;
-  v.detail = strprintf("max error %.3g on %lld elements (first and last row of %lld groups, 3 columns each) against "
-                       "double sums of the copied-back rows (tolerance %.0g)",
-                       worst, static_cast<long long>(checked), static_cast<long long>(groups_seen), v.tolerance);
+  v.detail = strprintf(
+      "max error %.3g on %lld elements (first and last row of %lld groups, 3 columns each) against "
+      "double sums of the copied-back rows (tolerance %.0g)",
+      worst, static_cast<long long>(checked), static_cast<long long>(groups_seen), v.tolerance);
   return v;
 }
 

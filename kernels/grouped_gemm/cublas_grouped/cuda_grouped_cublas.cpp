@@ -55,7 +55,8 @@ class GroupedCublasCase final : public Case {
     auto** dp = ptrs_.as<void*>();
     GENBENCH_CHECK_CUDA(cudaMemcpyAsync(dp, pa.data(), count * sizeof(void*), cudaMemcpyHostToDevice, stream_));
     GENBENCH_CHECK_CUDA(cudaMemcpyAsync(dp + count, pb.data(), count * sizeof(void*), cudaMemcpyHostToDevice, stream_));
-    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(dp + 2 * count, pc.data(), count * sizeof(void*), cudaMemcpyHostToDevice, stream_));
+    GENBENCH_CHECK_CUDA(
+        cudaMemcpyAsync(dp + 2 * count, pc.data(), count * sizeof(void*), cudaMemcpyHostToDevice, stream_));
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
     count_ = static_cast<int>(count);
     type_ = s.dtype == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;

@@ -76,9 +76,10 @@ class GroupedReferenceCase final : public Case {
     }
     v.error = worst;
     v.ok = worst <= v.tolerance;
-    v.detail = strprintf("max error %.3g on %lld elements (first and last row of every group) against double sums "
-                         "(tolerance %.0g)",
-                         worst, static_cast<long long>(checked), v.tolerance);
+    v.detail = strprintf(
+        "max error %.3g on %lld elements (first and last row of every group) against double sums "
+        "(tolerance %.0g)",
+        worst, static_cast<long long>(checked), v.tolerance);
     return v;
   }
 
@@ -107,8 +108,6 @@ class GroupedReferenceHost final : public Implementation {
 
 }  // namespace
 
-std::unique_ptr<Implementation> make_grouped_gemm_reference_host() {
-  return std::make_unique<GroupedReferenceHost>();
-}
+std::unique_ptr<Implementation> make_grouped_gemm_reference_host() { return std::make_unique<GroupedReferenceHost>(); }
 
 }  // namespace genbench

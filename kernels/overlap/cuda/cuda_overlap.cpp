@@ -40,7 +40,6 @@
 #include "kernels/common/device_fill.h"
 #include "kernels/gemm/cublaslt/lt_matmul.h"
 #include "ops/implementation.h"
-#include "ops/implementation.h"
 #include "ops/overlap/overlap.h"
 #include "stats/stats.h"
 
@@ -275,13 +274,14 @@ class OverlapCudaCase final : public Case {
     std::int64_t wrong = 0, compared = 0;
     for (int p = 0; p < s_.chunks; ++p) {
       std::int64_t n = 0;
-      wrong += nccl_count_wrong(s_.piece, seed_ + static_cast<std::uint64_t>(p), comm_.rank(),
-                                recv_.as<unsigned char>() + static_cast<std::size_t>(p * s_.piece.recv_count) * el_, &n);
+      wrong +=
+          nccl_count_wrong(s_.piece, seed_ + static_cast<std::uint64_t>(p), comm_.rank(),
+                           recv_.as<unsigned char>() + static_cast<std::size_t>(p * s_.piece.recv_count) * el_, &n);
       compared += n;
     }
     v.detail = "GEMM: " + v.detail +
-               strprintf("; collective: %lld wrong elements of %lld compared in %d piece(s)", static_cast<long long>(wrong),
-                         static_cast<long long>(compared), s_.chunks);
+               strprintf("; collective: %lld wrong elements of %lld compared in %d piece(s)",
+                         static_cast<long long>(wrong), static_cast<long long>(compared), s_.chunks);
     v.error += static_cast<double>(wrong);
     v.ok = v.ok && wrong == 0;
     return v;
@@ -320,7 +320,8 @@ class OverlapCuda final : public Implementation {
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     if (lt_is_fp8(s.gemm.dtype) && prop.major * 10 + prop.minor < 89)
       return strprintf("fp8 matmul needs compute capability 8.9 or newer (this GPU is %d.%d)", prop.major, prop.minor);
-    if (s.nccl_ctas > 0 && nccl_version_code() < 21700) return "nccl_ctas needs NCCL 2.17 or newer (ncclConfig_t CTA limits)";
+    if (s.nccl_ctas > 0 && nccl_version_code() < 21700)
+      return "nccl_ctas needs NCCL 2.17 or newer (ncclConfig_t CTA limits)";
     GemmShape piece = s.gemm;
     piece.m = s.gemm.m / s.chunks;
     LtProblem lt;

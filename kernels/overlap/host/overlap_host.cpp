@@ -15,7 +15,6 @@
 
 #include "comm/comm.h"
 #include "core/strings.h"
-#include "ops/implementation.h"
 #include "ops/collective/collective_data.h"
 #include "ops/fill.h"
 #include "ops/implementation.h"
@@ -174,7 +173,8 @@ class OverlapHostCase final : public Case {
       const std::int64_t i = e / g.n, j = e % g.n;
       double ref = 0, mag = 0;
       for (std::int64_t kk = 0; kk < g.k; ++kk) {
-        const double x = static_cast<double>(a_.as<float>()[i * g.k + kk]) * static_cast<double>(b_.as<float>()[j * g.k + kk]);
+        const double x =
+            static_cast<double>(a_.as<float>()[i * g.k + kk]) * static_cast<double>(b_.as<float>()[j * g.k + kk]);
         ref += x;
         mag += std::fabs(x);
       }
@@ -190,16 +190,17 @@ class OverlapHostCase final : public Case {
     }
     v.error = std::isfinite(worst) ? worst + static_cast<double>(wrong) : INFINITY;
     v.ok = worst <= v.tolerance && wrong == 0;
-    v.detail = strprintf("GEMM: max error %.3g on %zu sampled elements (tolerance %.1g); collective: %lld wrong "
-                         "elements of %lld in %d piece(s)",
-                         worst, picks.size(), v.tolerance, static_cast<long long>(wrong),
-                         static_cast<long long>(s_.piece.recv_count * s_.chunks), s_.chunks);
+    v.detail = strprintf(
+        "GEMM: max error %.3g on %zu sampled elements (tolerance %.1g); collective: %lld wrong "
+        "elements of %lld in %d piece(s)",
+        worst, picks.size(), v.tolerance, static_cast<long long>(wrong),
+        static_cast<long long>(s_.piece.recv_count * s_.chunks), s_.chunks);
     return v;
   }
 
   std::vector<std::pair<std::string, double>> extra_metrics() override {
-    return overlap_metrics(median_of(compute_alone_), median_of(comm_alone_), median_of(both_),
-                           median_of(compute_in_), median_of(comm_in_));
+    return overlap_metrics(median_of(compute_alone_), median_of(comm_alone_), median_of(both_), median_of(compute_in_),
+                           median_of(comm_in_));
   }
 
   std::string variant() const override { return strprintf("thread gemm + mpi, %d chunk(s)", s_.chunks); }
@@ -218,10 +219,12 @@ class OverlapHost final : public Implementation {
     const auto s = OverlapShape::from(p, ctx.comm.size());
     if (s.priority != StreamPriority::equal) return "stream priorities need the cuda backend";
     if (s.nccl_ctas != 0) return "nccl_ctas needs NCCL (cuda backend)";
-    if (s.coll.dtype != DType::fp32) return strprintf("MPI has no %s reduction; the host overlap uses fp32", dtype_name(s.coll.dtype));
+    if (s.coll.dtype != DType::fp32)
+      return strprintf("MPI has no %s reduction; the host overlap uses fp32", dtype_name(s.coll.dtype));
     if (s.gemm.flops() > kHostFlopLimit)
       return strprintf("%.2g FLOP is beyond the host backend's limit of %.0g", s.gemm.flops(), kHostFlopLimit);
-    if (s.piece.send_count > INT32_MAX || s.piece.recv_count > INT32_MAX) return "more than 2^31 elements in one MPI call";
+    if (s.piece.send_count > INT32_MAX || s.piece.recv_count > INT32_MAX)
+      return "more than 2^31 elements in one MPI call";
     return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {

@@ -5,8 +5,9 @@ namespace genbench {
 
 std::unique_ptr<Implementation> make_overlap_host();
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"overlap", "host", BackendKind::host,
-      "reference CPU GEMM in a thread while MPI runs the collective (pipeline test on the host)"}),
+GENBENCH_REGISTER_IMPLEMENTATION(
+    (ImplementationInfo{"overlap", "host", BackendKind::host,
+                        "reference CPU GEMM in a thread while MPI runs the collective (pipeline test on the host)"}),
     &make_overlap_host)
 
 }  // namespace genbench

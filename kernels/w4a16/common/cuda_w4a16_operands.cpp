@@ -71,12 +71,13 @@ W4a16Operands::W4a16Operands(const W4a16Shape& shape, Context& ctx, cudaStream_t
     GENBENCH_CHECK_CUDA(cudaMemcpyAsync(zeros.get(), pz.data(), z_bytes, cudaMemcpyHostToDevice, stream));
   }
   for (std::size_t c = 1; c < copies; ++c) {
-    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(w.as<unsigned char>() + c * w_pitch, w.get(), w_bytes, cudaMemcpyDeviceToDevice, stream));
     GENBENCH_CHECK_CUDA(
-        cudaMemcpyAsync(scales.as<unsigned char>() + c * s_pitch, scales.get(), s_bytes, cudaMemcpyDeviceToDevice, stream));
+        cudaMemcpyAsync(w.as<unsigned char>() + c * w_pitch, w.get(), w_bytes, cudaMemcpyDeviceToDevice, stream));
+    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(scales.as<unsigned char>() + c * s_pitch, scales.get(), s_bytes,
+                                        cudaMemcpyDeviceToDevice, stream));
     if (s.zero_points)
-      GENBENCH_CHECK_CUDA(
-          cudaMemcpyAsync(zeros.as<unsigned char>() + c * z_pitch, zeros.get(), z_bytes, cudaMemcpyDeviceToDevice, stream));
+      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(zeros.as<unsigned char>() + c * z_pitch, zeros.get(), z_bytes,
+                                          cudaMemcpyDeviceToDevice, stream));
   }
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream));  // the host vectors above go out of scope
 }
@@ -111,7 +112,8 @@ Validation W4a16Operands::check(cudaStream_t stream) const {
       const float sc = value16(hs[static_cast<std::size_t>(gr * n + w4a16::scale_position(j))], s.dtype);
       std::uint8_t z = w4a16::kSymmetricZero;
       if (s.zero_points)
-        z = static_cast<std::uint8_t>((hz[static_cast<std::size_t>((gr * (n / 64) + j / 64) * 8 + j % 8)] >> (4 * ((j % 64) / 8))) & 0xF);
+        z = static_cast<std::uint8_t>(
+            (hz[static_cast<std::size_t>((gr * (n / 64) + j / 64) * 8 + j % 8)] >> (4 * ((j % 64) / 8))) & 0xF);
       const double p = static_cast<double>(value16(ha[static_cast<std::size_t>(i * k + kk)], s.dtype)) *
                        w4a16::dequantize(code, z, sc);
       ref += p;
@@ -123,10 +125,11 @@ Validation W4a16Operands::check(cudaStream_t stream) const {
   }
   v.error = worst;
   v.ok = worst <= v.tolerance;
-  v.detail = strprintf("max error %.3g on %zu sampled elements against a double sum of the dequantised weights copied "
-                       "back, relative to sum |a w| (tolerance %.0g)%s",
-                       worst, picks.size(), v.tolerance,
-                       unwritten ? strprintf("; %lld still poisoned", static_cast<long long>(unwritten)).c_str() : "");
+  v.detail = strprintf(
+      "max error %.3g on %zu sampled elements against a double sum of the dequantised weights copied "
+      "back, relative to sum |a w| (tolerance %.0g)%s",
+      worst, picks.size(), v.tolerance,
+      unwritten ? strprintf("; %lld still poisoned", static_cast<long long>(unwritten)).c_str() : "");
   return v;
 }
 

@@ -35,8 +35,8 @@ std::string tiled_layout_error(std::int64_t k, std::int64_t n, std::int64_t grou
   if (n % kTileN != 0) return "the tiled layout needs n to be a multiple of 64 (n=" + std::to_string(n) + ")";
   if (k % 128 != 0) return "the tiled layout needs k to be a multiple of 128 (k=" + std::to_string(k) + ")";
   if (!(group == 32 || group == 64 || (group % 128 == 0 && k % group == 0)))
-    return "the tiled layout needs a group of 32, 64 or a multiple of 128 that divides k (group=" + std::to_string(group) +
-           ")";
+    return "the tiled layout needs a group of 32, 64 or a multiple of 128 that divides k (group=" +
+           std::to_string(group) + ")";
   return "";
 }
 
@@ -79,7 +79,8 @@ std::vector<std::uint8_t> pack_tiled(const std::vector<std::uint8_t>& codes, std
 }
 
 std::vector<std::uint8_t> unpack_tiled(const std::vector<std::uint8_t>& tiled, std::int64_t k, std::int64_t n) {
-  need(k % kTileK == 0 && n % kTileN == 0 && tiled.size() == sz(k * n / 2), "unpack_tiled: k % 16, n % 64, k x n / 2 bytes");
+  need(k % kTileK == 0 && n % kTileN == 0 && tiled.size() == sz(k * n / 2),
+       "unpack_tiled: k % 16, n % 64, k x n / 2 bytes");
   std::vector<std::uint8_t> out(sz(k * n));
   for (std::int64_t nt = 0; nt < n / kTileN; ++nt)
     for (std::int64_t kt = 0; kt < k / kTileK; ++kt) {

@@ -88,8 +88,9 @@ GENBENCH_W4_HD constexpr TiledIndex tiled_index(std::int64_t n_cols, std::int64_
   const int j = c / 8, g = c % 8;
   const int odd = kk & 1, t = (kk >> 1) & 3, r = kk >> 3;
   const int lane = 4 * g + t, word = j / 2, nibble = (2 * (j % 2) + r) + 4 * odd;
-  return TiledIndex{tile_offset(n_cols, n / kTileN, k / kTileK) + static_cast<std::size_t>(lane * 16 + word * 4 + nibble / 2),
-                    4 * (nibble % 2)};
+  return TiledIndex{
+      tile_offset(n_cols, n / kTileN, k / kTileK) + static_cast<std::size_t>(lane * 16 + word * 4 + nibble / 2),
+      4 * (nibble % 2)};
 }
 
 // Permuted position of column n among the scales of one group row (see above).

@@ -38,7 +38,8 @@ class DenseCase final : public Case {
     fill_normal_device(a_.get(), w.m * w.k, ctx.seed + 11, w.dtype, 1.0f, stream_);
     fill_normal_device(b_.get(), w.n * w.k, ctx.seed + 12, w.dtype, 0.05f, stream_);
     for (std::size_t c = 1; c < copies_; ++c)
-      GENBENCH_CHECK_CUDA(cudaMemcpyAsync(b_.as<unsigned char>() + c * pw_, b_.get(), wb, cudaMemcpyDeviceToDevice, stream_));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpyAsync(b_.as<unsigned char>() + c * pw_, b_.get(), wb, cudaMemcpyDeviceToDevice, stream_));
     ws_bytes_ = lt_workspace_bytes();
     if (ws_bytes_) ws_ = ctx.backend.allocate(ws_bytes_);
     gemm_ = std::make_unique<LtGemm>(s_, ws_bytes_ ? ws_.get() : nullptr, ws_bytes_);

@@ -45,11 +45,14 @@ w4a16::Arguments arguments(const W4a16Operands& o, std::size_t c) {
 class W4a16MmaCase final : public Case {
  public:
   W4a16MmaCase(const W4a16Shape& s, bool fused, Context& ctx)
-      : be_(cuda_backend_of(ctx.backend)), stream_(be_.stream()), fused_(fused),
+      : be_(cuda_backend_of(ctx.backend)),
+        stream_(be_.stream()),
+        fused_(fused),
         ops_(s, ctx, stream_, static_cast<std::size_t>(be_.properties().l2CacheSize)) {
     const int device = be_.device();
     if (fused_) {
-      for (std::size_t c = 0; c < ops_.copies; ++c) plans_.push_back(std::make_unique<w4a16::MmaGemm>(arguments(ops_, c), device));
+      for (std::size_t c = 0; c < ops_.copies; ++c)
+        plans_.push_back(std::make_unique<w4a16::MmaGemm>(arguments(ops_, c), device));
       if (plans_[0]->workspace_size()) ws_ = ctx.backend.allocate(plans_[0]->workspace_size());
       for (auto& p : plans_) p->initialize(ws_.get(), stream_);  // shared: each launch leaves it zeroed
       variant_ = plans_[0]->describe();
@@ -78,7 +81,8 @@ class W4a16MmaCase final : public Case {
   }
 
   Validation validate() override {
-    GENBENCH_CHECK_CUDA(cudaMemsetAsync(ops_.d.get(), 0xff, static_cast<std::size_t>(ops_.s.m * ops_.s.n) * 2, stream_));
+    GENBENCH_CHECK_CUDA(
+        cudaMemsetAsync(ops_.d.get(), 0xff, static_cast<std::size_t>(ops_.s.m * ops_.s.n) * 2, stream_));
     next_ = 0;
     run();  // copy 0, the copy check() reads back
     next_ = 0;

@@ -5,12 +5,17 @@ namespace genbench {
 
 GENBENCH_CUDA_FACTORY_DECL(make_w4a16_mma_sm80);
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"w4a16", "mma_sm80", BackendKind::cuda,
-      "W4A16 kernel: int4 codes dequantised in registers to mma.sync m16n8k16 fragments (sm_80+), split-k for few "
-      "tokens; or dequantise to a dense W^T then cuBLASLt",
-      {tuning_axis("w4a16_path", {"fused", "dequant"},
-                   "mma_sm80: fused (the kernel) or dequant (dense W^T, then a cuBLASLt GEMM); auto: fused up to m = 64")},
-      GENBENCH_CUDA_MISSING}),
+GENBENCH_REGISTER_IMPLEMENTATION(
+    (ImplementationInfo{
+        "w4a16",
+        "mma_sm80",
+        BackendKind::cuda,
+        "W4A16 kernel: int4 codes dequantised in registers to mma.sync m16n8k16 fragments (sm_80+), split-k for few "
+        "tokens; or dequantise to a dense W^T then cuBLASLt",
+        {tuning_axis(
+            "w4a16_path", {"fused", "dequant"},
+            "mma_sm80: fused (the kernel) or dequant (dense W^T, then a cuBLASLt GEMM); auto: fused up to m = 64")},
+        GENBENCH_CUDA_MISSING}),
     GENBENCH_CUDA_FACTORY(make_w4a16_mma_sm80))
 
 }  // namespace genbench

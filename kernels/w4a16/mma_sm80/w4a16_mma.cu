@@ -16,15 +16,15 @@ namespace genbench::w4a16 {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kWarpsK = 4;   // warps along k; 2 along n
+constexpr int kWarpsK = 4;  // warps along k; 2 along n
 constexpr int kBlockN = 128;
-constexpr int kBlockK = 128;  // one 32-deep range (two 16-deep slices) per k-warp
-constexpr int kSlices = kBlockK / kTileK / kWarpsK;     // 2 slices per k-warp per stage
+constexpr int kBlockK = 128;                                      // one 32-deep range (two 16-deep slices) per k-warp
+constexpr int kSlices = kBlockK / kTileK / kWarpsK;               // 2 slices per k-warp per stage
 constexpr int kWeightBytes = 2 * kWarpsK * kSlices * kTileBytes;  // 8192 per stage
-constexpr int kMaxGroupRows = kBlockK / 32;             // group rows one stage can touch
+constexpr int kMaxGroupRows = kBlockK / 32;                       // group rows one stage can touch
 constexpr int kScaleBytes = kMaxGroupRows * kBlockN * 2;
-constexpr int kZeroBytes = kMaxGroupRows * 2 * 8 * 4;   // rows x 2 tiles x 8 words
-constexpr int kRedStride = kBlockN + 4;                 // floats per row of the k-warp reduction
+constexpr int kZeroBytes = kMaxGroupRows * 2 * 8 * 4;  // rows x 2 tiles x 8 words
+constexpr int kRedStride = kBlockN + 4;                // floats per row of the k-warp reduction
 
 // Pipeline depth by tile height: weight bytes in flight per SM at 2 CTAs/SM (16, 32 rows) or
 // 1 CTA/SM (64 rows), within 227 KB of shared memory per SM.
@@ -38,7 +38,8 @@ __host__ __device__ constexpr int stage_bytes() {
 }
 template <int MT>
 __host__ __device__ constexpr int smem_bytes() {
-  return stages<MT>() * stage_bytes<MT>() > MT * 16 * kRedStride * 4 ? stages<MT>() * stage_bytes<MT>() : MT * 16 * kRedStride * 4;
+  return stages<MT>() * stage_bytes<MT>() > MT * 16 * kRedStride * 4 ? stages<MT>() * stage_bytes<MT>()
+                                                                     : MT * 16 * kRedStride * 4;
 }
 
 struct Params {
@@ -95,7 +96,8 @@ __device__ __forceinline__ std::uint32_t fma2<__nv_bfloat16>(std::uint32_t a, st
 }
 
 template <typename T>
-__device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1);
+__device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                         std::uint32_t b1);
 template <>
 __device__ __forceinline__ void mma16816<__half>(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                                  std::uint32_t b1) {
@@ -139,9 +141,9 @@ __device__ __forceinline__ void dequant_word(std::uint32_t q, std::uint32_t zneg
   constexpr std::uint32_t magic2 = Bits<T>::magic * 0x10001u;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const std::uint32_t t = lop3_and_or(q >> (4 * i), 0x000f000fu, magic2);  // MAGIC + q, exact
+    const std::uint32_t t = lop3_and_or(q >> (4 * i), 0x000f000fu, magic2);        // MAGIC + q, exact
     const std::uint32_t x = fma2<T>(t, Bits<T>::one2, i < 2 ? zneg_lo : zneg_hi);  // q - z, exact
-    b[i] = fma2<T>(x, i < 2 ? s_lo : s_hi, 0x80008000u);                              // (q - z) * s
+    b[i] = fma2<T>(x, i < 2 ? s_lo : s_hi, 0x80008000u);                           // (q - z) * s
   }
 }
 
@@ -189,7 +191,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
     // m are never stored.
     for (int c = tid; c < MT * 16 * 16; c += kThreads) {  // (rows, 16 chunks of 8 elements)
       const int r = c >> 4, ch = c & 15, gm = m0 + r;
-      if (gm < p.m) cp_async16(st + r * 256 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(gm) * p.k + k0 + ch * 8, true);
+      if (gm < p.m)
+        cp_async16(st + r * 256 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(gm) * p.k + k0 + ch * 8, true);
     }
     if (tid < 16 * group_rows) {  // (rows, 16 chunks of 8 scales)
       const int r = tid >> 4, ch = tid & 15, gr = k0 / p.group + r;
@@ -248,8 +251,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
       sw[2] = sv.z;
       sw[3] = sv.w;
       if (ZP) {
-        const std::uint32_t zw =
-            *reinterpret_cast<const std::uint32_t*>(st + kABytes + kWeightBytes + kScaleBytes + r * 64 + wn * 32 + g * 4);
+        const std::uint32_t zw = *reinterpret_cast<const std::uint32_t*>(st + kABytes + kWeightBytes + kScaleBytes +
+                                                                         r * 64 + wn * 32 + g * 4);
 #pragma unroll
         for (int j = 0; j < 8; ++j) zn[j] = (Bits<T>::neg_magic | ((zw >> (4 * j)) & 0xFu)) * 0x10001u;
       }
@@ -270,7 +273,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
       for (int w = 0; w < 4; ++w) {
         std::uint32_t b[4];
         // scale of sub-tile 2w: low half of sw[w]; of 2w+1: high half, each put in both halves
-        dequant_word<T>(wq[w], zn[2 * w], zn[2 * w + 1], __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232), b);
+        dequant_word<T>(wq[w], zn[2 * w], zn[2 * w + 1], __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232),
+                        b);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma16816<T>(acc[mt][2 * w], af[mt], b[0], b[1]);
@@ -355,7 +359,8 @@ __global__ void __launch_bounds__(128) dequant_transposed_kernel(const Params p,
 #pragma unroll
   for (int q4 = 0; q4 < 4; ++q4) {
     const int kt = kb * 4 + q4, gr = kt * kTileK / p.group;
-    const uint4 wv = *reinterpret_cast<const uint4*>(p.w + (static_cast<std::size_t>(kt) * p.ntn + nt) * kTileBytes + lane * 16);
+    const uint4 wv =
+        *reinterpret_cast<const uint4*>(p.w + (static_cast<std::size_t>(kt) * p.ntn + nt) * kTileBytes + lane * 16);
     const uint4 sv = *reinterpret_cast<const uint4*>(p.s + (static_cast<std::size_t>(gr) * p.n + nt * 64 + g * 8) * 2);
     const std::uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
     const std::uint32_t zw = ZP ? p.z[(static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g] : 0u;
@@ -440,7 +445,8 @@ std::string MmaGemm::can_implement(const Arguments& a) {
       a.m * a.k > (std::int64_t{1} << 31) || a.n * a.k > (std::int64_t{1} << 33))
     return "sizes beyond the kernel's 32-bit indexing";
   if (a.split_k < 0 || a.split_k > a.k / kBlockK) return "split_k must be 0 (auto) or 1..k/128";
-  if (a.tile_m != 0 && a.tile_m != 16 && a.tile_m != 32 && a.tile_m != 64) return "tile_m must be 0 (auto), 16, 32 or 64";
+  if (a.tile_m != 0 && a.tile_m != 16 && a.tile_m != 32 && a.tile_m != 64)
+    return "tile_m must be 0 (auto), 16, 32 or 64";
   if ((a.m + 15) / 16 * ((a.n / kTileN + 1) / 2) * (a.k / kBlockK) > INT32_MAX) return "grid beyond 2^31 CTAs";
   if (!aligned16(a.a) || !aligned16(a.w) || !aligned16(a.scales) || !aligned16(a.zeros) || !aligned16(a.d))
     return "operands must be 16-byte aligned";
@@ -475,7 +481,8 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
 
 std::size_t MmaGemm::workspace_size() const {
   if (splits_ == 1) return 0;
-  const std::size_t tiles = static_cast<std::size_t>(((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_));
+  const std::size_t tiles =
+      static_cast<std::size_t>(((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_));
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
   return (ws + 255) / 256 * 256 + tiles * sizeof(int);
 }
@@ -518,7 +525,8 @@ void dequantize_transposed(const Arguments& a, void* wt, cudaStream_t stream) {
   const Params p = params_of(a);
   const dim3 grid(static_cast<unsigned>((a.n / 64 + 3) / 4), static_cast<unsigned>(a.k / 64));
   if (a.bf16) {
-    if (a.zero_points) dequant_transposed_kernel<__nv_bfloat16, true><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
+    if (a.zero_points)
+      dequant_transposed_kernel<__nv_bfloat16, true><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
     else dequant_transposed_kernel<__nv_bfloat16, false><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
   } else {
     if (a.zero_points) dequant_transposed_kernel<__half, true><<<grid, 128, 0, stream>>>(p, static_cast<__half*>(wt));

@@ -28,12 +28,12 @@ namespace genbench::w4a16 {
 
 struct Arguments {
   std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t group = 128;  // k for one group per column
-  bool bf16 = false;         // activations, scales and D in bf16 (else fp16)
-  bool zero_points = false;  // uint4 codes with zero points (else int4: z = 8)
-  const void* a = nullptr;   // m x k row-major
-  const void* w = nullptr;   // tiled codes, k * n / 2 bytes
-  const void* scales = nullptr;         // [k/group][n], permuted
+  std::int64_t group = 128;              // k for one group per column
+  bool bf16 = false;                     // activations, scales and D in bf16 (else fp16)
+  bool zero_points = false;              // uint4 codes with zero points (else int4: z = 8)
+  const void* a = nullptr;               // m x k row-major
+  const void* w = nullptr;               // tiled codes, k * n / 2 bytes
+  const void* scales = nullptr;          // [k/group][n], permuted
   const std::uint32_t* zeros = nullptr;  // [k/group][n/64][8] (zero_points only)
   void* d = nullptr;                     // m x n row-major
   int split_k = 0;                       // 0: chosen from the device's SM count

@@ -28,7 +28,8 @@ class W4a16ReferenceCase final : public Case {
     codes_.resize(k * n);
     for (std::size_t i = 0; i < codes_.size(); ++i) codes_[i] = w4a16::random_code(ctx.seed + 12, i);
     scales_.resize(rows * n);
-    for (std::size_t i = 0; i < scales_.size(); ++i) scales_[i] = round_to(s.dtype, w4a16::random_scale(ctx.seed + 13, i));
+    for (std::size_t i = 0; i < scales_.size(); ++i)
+      scales_[i] = round_to(s.dtype, w4a16::random_scale(ctx.seed + 13, i));
     if (s.zero_points) {
       zeros_.resize(rows * n);
       for (std::size_t i = 0; i < zeros_.size(); ++i) zeros_[i] = w4a16::random_code(ctx.seed + 14, i);
@@ -67,9 +68,10 @@ class W4a16ReferenceCase final : public Case {
     }
     v.error = worst;
     v.ok = worst <= v.tolerance;
-    v.detail = strprintf("max error %.3g on %lld sampled elements against a double sum of the dequantised weights, "
-                         "relative to sum |a w| (tolerance %.0g)",
-                         worst, static_cast<long long>(checked), v.tolerance);
+    v.detail = strprintf(
+        "max error %.3g on %lld sampled elements against a double sum of the dequantised weights, "
+        "relative to sum |a w| (tolerance %.0g)",
+        worst, static_cast<long long>(checked), v.tolerance);
     return v;
   }
 

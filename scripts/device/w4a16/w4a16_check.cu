@@ -32,21 +32,21 @@
 using namespace genbench;
 using namespace genbench::w4a16;
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
+      std::exit(2);                                                                           \
+    }                                                                                         \
   } while (0)
-#define CKB(x)                                                                          \
-  do {                                                                                  \
-    cublasStatus_t s_ = (x);                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
+#define CKB(x)                                                                               \
+  do {                                                                                       \
+    cublasStatus_t s_ = (x);                                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                       \
       std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      std::exit(2);                                                                     \
-    }                                                                                   \
+      std::exit(2);                                                                          \
+    }                                                                                        \
   } while (0)
 
 namespace {
@@ -98,11 +98,13 @@ __device__ std::uint64_t mix64(std::uint64_t x) {
 
 // Random device data: bytes (codes in any layout), or 16-bit values uniform in [lo, hi).
 __global__ void fill_bytes_kernel(unsigned char* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x)
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x)
     p[i] = static_cast<unsigned char>(mix64(seed ^ (i * 0x9E3779B97F4A7C15ull)) >> 24);
 }
 __global__ void fill_16_kernel(std::uint16_t* p, std::size_t n, std::uint64_t seed, float lo, float hi, bool bf16) {
-  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x) {
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x) {
     const float u = static_cast<float>(mix64(seed ^ (i * 0x9E3779B97F4A7C15ull)) >> 40) * (1.0f / 16777216.0f);
     const float x = lo + (hi - lo) * u;
     std::uint16_t b;
@@ -133,8 +135,8 @@ struct LtPlan {
   cublasLtMatmulAlgo_t algo{};
   bool has_algo = false;
   std::string variant;
-  LtPlan(cudaDataType_t in, cudaDataType_t out, std::int64_t m, std::int64_t n, std::int64_t k, const float* sa = nullptr,
-         const float* sb = nullptr) {
+  LtPlan(cudaDataType_t in, cudaDataType_t out, std::int64_t m, std::int64_t n, std::int64_t k,
+         const float* sa = nullptr, const float* sb = nullptr) {
     CKB(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
     CKB(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
@@ -158,13 +160,15 @@ struct LtPlan {
   std::vector<cublasLtMatmulHeuristicResult_t> candidates(int want) {
     std::vector<cublasLtMatmulHeuristicResult_t> r(want);
     int found = 0;
-    if (cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, ld, ld, pref, want, r.data(), &found) != CUBLAS_STATUS_SUCCESS) found = 0;
+    if (cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, ld, ld, pref, want, r.data(), &found) != CUBLAS_STATUS_SUCCESS)
+      found = 0;
     r.resize(found);
     return r;
   }
   cublasStatus_t try_run(const void* a, const void* wt, void* d, cudaStream_t s) const {
     const float one = 1.0f, zero = 0.0f;
-    return cublasLtMatmul(g_lt, op, &one, wt, la, a, lb, &zero, d, ld, d, ld, has_algo ? &algo : nullptr, g_ws, kWsBytes, s);
+    return cublasLtMatmul(g_lt, op, &one, wt, la, a, lb, &zero, d, ld, d, ld, has_algo ? &algo : nullptr, g_ws,
+                          kWsBytes, s);
   }
   void run(const void* a, const void* wt, void* d, cudaStream_t s) const { CKB(try_run(a, wt, d, s)); }
 };
@@ -178,8 +182,9 @@ std::string describe_algo(const cublasLtMatmulAlgo_t& a) {
   };
   char b[160];
   std::snprintf(b, sizeof b, "id=%d tile=%d stages=%d splitk=%d swz=%d cluster=%d", get(CUBLASLT_ALGO_CONFIG_ID),
-                get(CUBLASLT_ALGO_CONFIG_TILE_ID), get(CUBLASLT_ALGO_CONFIG_STAGES_ID), get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
-                get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+                get(CUBLASLT_ALGO_CONFIG_TILE_ID), get(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+                get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
   return b;
 }
 
@@ -263,7 +268,8 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   q.codes.resize(k * n);
   q.scales.resize(rows * n);
   if (zp) q.zeros.resize(rows * n);
-  for (std::int64_t i = 0; i < m * k; ++i) q.a[i] = from_bits(to_bits(static_cast<float>(2 * grouped::uniform01(seed, i) - 1), bf16), bf16);
+  for (std::int64_t i = 0; i < m * k; ++i)
+    q.a[i] = from_bits(to_bits(static_cast<float>(2 * grouped::uniform01(seed, i) - 1), bf16), bf16);
   for (std::int64_t i = 0; i < k * n; ++i) q.codes[i] = static_cast<std::uint8_t>(grouped::uniform01(seed + 1, i) * 16);
   for (std::int64_t i = 0; i < rows * n; ++i) {
     q.scales[i] = from_bits(to_bits(static_cast<float>(0.005 + 0.01 * grouped::uniform01(seed + 2, i)), bf16), bf16);
@@ -276,7 +282,8 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
     for (std::int64_t kk = 0; kk < k; ++kk)
       for (std::int64_t j = 0; j < n; ++j) {
         const std::size_t gi = (kk / g) * n + j;
-        mag[i * n + j] += std::fabs(q.a[i * k + kk] * dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]));
+        mag[i * n + j] +=
+            std::fabs(q.a[i * k + kk] * dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]));
       }
   std::vector<std::uint16_t> ha(m * k), hs(rows * n);
   for (std::int64_t i = 0; i < m * k; ++i) ha[i] = to_bits(q.a[i], bf16);
@@ -295,8 +302,19 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   if (zp) CK(cudaMemcpy(dz, pz.data(), pz.size() * 4, cudaMemcpyHostToDevice));
   CK(cudaMemset(dd, 0xff, m * n * 2));  // NaN
   Arguments args;
-  args.m = m; args.n = n; args.k = k; args.group = g; args.bf16 = bf16; args.zero_points = zp;
-  args.a = da; args.w = dw; args.scales = ds; args.zeros = zp ? dz : nullptr; args.d = dd; args.split_k = split; args.tile_m = tile_m;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.group = g;
+  args.bf16 = bf16;
+  args.zero_points = zp;
+  args.a = da;
+  args.w = dw;
+  args.scales = ds;
+  args.zeros = zp ? dz : nullptr;
+  args.d = dd;
+  args.split_k = split;
+  args.tile_m = tile_m;
   std::string variant;
   void* ws = nullptr;
   std::uint16_t* dwt = nullptr;
@@ -304,7 +322,8 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   if (!dequant_path) {
     const std::string why = MmaGemm::can_implement(args);
     if (!why.empty()) {
-      std::printf("VALIDATE FAIL m=%lld n=%lld k=%lld: can_implement: %s\n", (long long)m, (long long)n, (long long)k, why.c_str());
+      std::printf("VALIDATE FAIL m=%lld n=%lld k=%lld: can_implement: %s\n", (long long)m, (long long)n, (long long)k,
+                  why.c_str());
       ++g_failures;
       return false;
     }
@@ -331,7 +350,8 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
     for (std::int64_t j = 0; j < n; ++j)  // exact: round((q - z) * s) to the type
       for (std::int64_t kk = 0; kk < k; ++kk) {
         const std::size_t gi = (kk / g) * n + j;
-        const float want = from_bits(to_bits(dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]), bf16), bf16);
+        const float want =
+            from_bits(to_bits(dequantize(q.codes[kk * n + j], zp ? q.zeros[gi] : 8, q.scales[gi]), bf16), bf16);
         wt_err = std::max(wt_err, (double)std::fabs(from_bits(hwt[j * k + kk], bf16) - want));
       }
   }
@@ -347,11 +367,16 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   }
   const double tol = bf16 ? 1e-2 : 2e-3;
   const bool ok = worst <= tol && wt_err == 0;
-  std::printf("VALIDATE %s %s %s m=%lld n=%lld k=%lld group=%lld split=%d err=%.3g tol=%.0g%s [%s]\n", ok ? "ok  " : "FAIL",
-              bf16 ? "bf16" : "fp16", zp ? "uint4+zp" : "int4", (long long)m, (long long)n, (long long)k, (long long)group, split,
-              worst, tol, dequant_path ? (wt_err == 0 ? " W^T exact" : " W^T WRONG") : "", variant.c_str());
+  std::printf("VALIDATE %s %s %s m=%lld n=%lld k=%lld group=%lld split=%d err=%.3g tol=%.0g%s [%s]\n",
+              ok ? "ok  " : "FAIL", bf16 ? "bf16" : "fp16", zp ? "uint4+zp" : "int4", (long long)m, (long long)n,
+              (long long)k, (long long)group, split, worst, tol,
+              dequant_path ? (wt_err == 0 ? " W^T exact" : " W^T WRONG") : "", variant.c_str());
   if (!ok) ++g_failures;
-  cudaFree(da); cudaFree(dw); cudaFree(ds); cudaFree(dz); cudaFree(dd);
+  cudaFree(da);
+  cudaFree(dw);
+  cudaFree(ds);
+  cudaFree(dz);
+  cudaFree(dd);
   if (ws) cudaFree(ws);
   if (dwt) cudaFree(dwt);
   return ok;
@@ -359,9 +384,12 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
 
 void run_validation(bool small_only) {
   std::uint64_t seed = 7;
-  struct S { std::int64_t m, n, k; };
+  struct S {
+    std::int64_t m, n, k;
+  };
   const std::vector<S> shapes = small_only ? std::vector<S>{{1, 128, 256}, {33, 192, 256}}
-                                           : std::vector<S>{{1, 128, 256}, {3, 192, 512}, {16, 256, 512}, {33, 192, 256}, {64, 128, 384}, {100, 320, 256}};
+                                           : std::vector<S>{{1, 128, 256},  {3, 192, 512},  {16, 256, 512},
+                                                            {33, 192, 256}, {64, 128, 384}, {100, 320, 256}};
   for (const auto& s : shapes)
     for (bool bf16 : {false, true})
       for (bool zp : {false, true})
@@ -381,8 +409,8 @@ void run_validation(bool small_only) {
 }
 
 // Sampled validation of a timed shape: D (device) against double dots of the device inputs.
-void validate_sampled(const char* what, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t g, bool bf16, bool zp,
-                      const void* da, const void* dw, const void* ds, const void* dz, const void* dd) {
+void validate_sampled(const char* what, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t g, bool bf16,
+                      bool zp, const void* da, const void* dw, const void* ds, const void* dz, const void* dd) {
   const std::int64_t rows = k / g;
   std::vector<std::uint16_t> ha(m * k), hs(rows * n), hd(m * n);
   std::vector<std::uint8_t> hw(k * n / 2);
@@ -412,8 +440,8 @@ void validate_sampled(const char* what, std::int64_t m, std::int64_t n, std::int
     worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref) / std::max(mag, 1e-30));
   }
   const double tol = bf16 ? 1e-2 : 2e-3;
-  std::printf("SAMPLED %s %s m=%lld n=%lld k=%lld err=%.3g tol=%.0g\n", worst <= tol ? "ok  " : "FAIL", what, (long long)m,
-              (long long)n, (long long)k, worst, tol);
+  std::printf("SAMPLED %s %s m=%lld n=%lld k=%lld err=%.3g tol=%.0g\n", worst <= tol ? "ok  " : "FAIL", what,
+              (long long)m, (long long)n, (long long)k, worst, tol);
   if (!(worst <= tol)) ++g_failures;
 }
 
@@ -447,8 +475,16 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
     fill_16(a, mmax * k, 500, -1.0f, 1.0f, bf16);
     for (const std::int64_t m : ms) {
       Arguments args;
-      args.m = m; args.n = n; args.k = k; args.group = g; args.bf16 = bf16; args.zero_points = zp;
-      args.a = a; args.w = w4[0]; args.scales = s4[0]; args.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[0]) : nullptr;
+      args.m = m;
+      args.n = n;
+      args.k = k;
+      args.group = g;
+      args.bf16 = bf16;
+      args.zero_points = zp;
+      args.a = a;
+      args.w = w4[0];
+      args.scales = s4[0];
+      args.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[0]) : nullptr;
       args.d = d;
       MmaGemm plan(args, 0);
       if (plan.workspace_size() > ws_bytes) {
@@ -461,7 +497,9 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       std::vector<std::unique_ptr<MmaGemm>> plans;
       for (std::size_t c = 0; c < c4; ++c) {
         Arguments ac = args;
-        ac.w = w4[c]; ac.scales = s4[c]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
+        ac.w = w4[c];
+        ac.scales = s4[c];
+        ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
         plans.push_back(std::make_unique<MmaGemm>(ac, 0));
         plans.back()->initialize(ws, g_stream);
       }
@@ -473,7 +511,9 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       if (with_t32)
         for (std::size_t c = 0; c < c4; ++c) {
           Arguments ac = args;
-          ac.w = w4[c]; ac.scales = s4[c]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
+          ac.w = w4[c];
+          ac.scales = s4[c];
+          ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
           ac.tile_m = alt_tile;
           plans32.push_back(std::make_unique<MmaGemm>(ac, 0));
           if (plans32.back()->workspace_size() > ws_bytes) {
@@ -498,7 +538,9 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       LtPlan ltdq(t16, t16, m, n, k);
       auto deq = [&](int i) {
         Arguments ac = args;
-        ac.w = w4[i % c4]; ac.scales = s4[i % c4]; ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[i % c4]) : nullptr;
+        ac.w = w4[i % c4];
+        ac.scales = s4[i % c4];
+        ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[i % c4]) : nullptr;
         dequantize_transposed(ac, wt, g_stream);
         ltdq.run(a, wt, d, g_stream);
       };
@@ -507,7 +549,8 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       if (with_t32) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
         plans32[0]->run(g_stream);
-        validate_sampled(bf16 ? "bf16 fused other tile_m" : "fp16 fused other tile_m", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
+        validate_sampled(bf16 ? "bf16 fused other tile_m" : "fp16 fused other tile_m", m, n, k, g, bf16, zp, a, w4[0],
+                         s4[0], z4[0], d);
       }
       if (with_dq) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
@@ -536,17 +579,25 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, f32 = with_t32 ? med(t32) : NAN;
       const double flops = 2.0 * m * n * k;
       const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
-      std::printf("CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_vs_lt16=%.3f,"
-                  "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_tile%d_us=%.2f,%s,lt16 %s\n",
-                  bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g, f * 1e6,
-                  q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6, tf[2] * 1e6,
-                  alt_tile, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+      std::printf(
+          "CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_"
+          "vs_lt16=%.3f,"
+          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_tile%d_us=%.2f,%s,lt16 %s\n",
+          bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g,
+          f * 1e6, q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6,
+          tf[2] * 1e6, alt_tile, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
-  for (std::size_t c = 0; c < c4; ++c) { cudaFree(w4[c]); cudaFree(s4[c]); cudaFree(z4[c]); }
+  for (std::size_t c = 0; c < c4; ++c) {
+    cudaFree(w4[c]);
+    cudaFree(s4[c]);
+    cudaFree(z4[c]);
+  }
   for (auto p : w16) cudaFree(p);
-  cudaFree(a); cudaFree(d); cudaFree(wt);
+  cudaFree(a);
+  cudaFree(d);
+  cudaFree(wt);
   if (ws) cudaFree(ws);
 }
 
@@ -555,7 +606,11 @@ void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, st
                   std::int64_t tokens, double skew) {
   const auto sizes = grouped::routed_group_sizes(experts, tokens, top_k, skew, 42);
   std::int64_t total = 0, nonempty = 0, biggest = 0;
-  for (auto s : sizes) { total += s; nonempty += s > 0; biggest = std::max(biggest, s); }
+  for (auto s : sizes) {
+    total += s;
+    nonempty += s > 0;
+    biggest = std::max(biggest, s);
+  }
   auto* x = dalloc<std::uint16_t>(total * k);
   auto* w = dalloc<std::uint16_t>(experts * n * k);
   auto* d = dalloc<std::uint16_t>(total * n);
@@ -578,13 +633,23 @@ void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, st
       pa.push_back(w + e * n * k);
       pb.push_back(x + off * k);
       pc.push_back(d + off * n);
-      ta.push_back(CUBLAS_OP_T); tb.push_back(CUBLAS_OP_N);
-      mm.push_back((int)n); nn.push_back((int)me); kk.push_back((int)k);
-      lda.push_back((int)k); ldb.push_back((int)k); ldc.push_back((int)n);
-      alpha.push_back(1.0f); beta.push_back(0.0f); gs.push_back(1);
+      ta.push_back(CUBLAS_OP_T);
+      tb.push_back(CUBLAS_OP_N);
+      mm.push_back((int)n);
+      nn.push_back((int)me);
+      kk.push_back((int)k);
+      lda.push_back((int)k);
+      ldb.push_back((int)k);
+      ldc.push_back((int)n);
+      alpha.push_back(1.0f);
+      beta.push_back(0.0f);
+      gs.push_back(1);
       loop.push_back(std::make_unique<LtPlan>(CUDA_R_16BF, CUDA_R_16BF, me, n, k));
       const auto c = loop.back()->candidates(1);
-      if (!c.empty()) { loop.back()->algo = c[0].algo; loop.back()->has_algo = true; }
+      if (!c.empty()) {
+        loop.back()->algo = c[0].algo;
+        loop.back()->has_algo = true;
+      }
     }
     off += me;
   }
@@ -597,9 +662,9 @@ void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, st
   const int gc = static_cast<int>(pa.size());
   cublasStatus_t gstat = CUBLAS_STATUS_SUCCESS;
   auto grouped_call = [&](int) {
-    gstat = (cublasGemmGroupedBatchedEx(g_blas, ta.data(), tb.data(), mm.data(), nn.data(), kk.data(), alpha.data(), dpa, CUDA_R_16BF,
-                                   lda.data(), dpb, CUDA_R_16BF, ldb.data(), beta.data(), dpc, CUDA_R_16BF, ldc.data(), gc, gs.data(),
-                                   CUBLAS_COMPUTE_32F));
+    gstat = (cublasGemmGroupedBatchedEx(g_blas, ta.data(), tb.data(), mm.data(), nn.data(), kk.data(), alpha.data(),
+                                        dpa, CUDA_R_16BF, lda.data(), dpb, CUDA_R_16BF, ldb.data(), beta.data(), dpc,
+                                        CUDA_R_16BF, ldc.data(), gc, gs.data(), CUBLAS_COMPUTE_32F));
   };
   auto loop_call = [&](int) {
     std::size_t i = 0;
@@ -628,14 +693,20 @@ void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, st
       const float g = from_bits(got, true);
       worst = std::max(worst, std::isnan(g) ? INFINITY : std::fabs(g - ref) / std::max(mag, 1e-30));
     }
-    std::printf("SAMPLED %s %s %s tokens=%lld err=%.3g tol=1e-2\n", worst <= 1e-2 ? "ok  " : "FAIL", name, what, (long long)tokens, worst);
+    std::printf("SAMPLED %s %s %s tokens=%lld err=%.3g tol=1e-2\n", worst <= 1e-2 ? "ok  " : "FAIL", name, what,
+                (long long)tokens, worst);
     if (!(worst <= 1e-2)) ++g_failures;
   };
   grouped_call(0);
   if (gstat != CUBLAS_STATUS_SUCCESS) {
     std::printf("GROUPED FAIL %s: cublasGemmGroupedBatchedEx status %d\n", name, (int)gstat);
     ++g_failures;
-    cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(dpa); cudaFree(dpb); cudaFree(dpc);
+    cudaFree(x);
+    cudaFree(w);
+    cudaFree(d);
+    cudaFree(dpa);
+    cudaFree(dpb);
+    cudaFree(dpc);
     return;
   }
   check("grouped");
@@ -644,24 +715,37 @@ void time_grouped(const char* name, std::int64_t experts, std::int64_t top_k, st
   check("loop");
   double tg[3], tl[3];
   for (int r = 0; r < 3; ++r) {
-    if (r % 2 == 0) { tg[r] = time_op(grouped_call); tl[r] = time_op(loop_call); }
-    else { tl[r] = time_op(loop_call); tg[r] = time_op(grouped_call); }
+    if (r % 2 == 0) {
+      tg[r] = time_op(grouped_call);
+      tl[r] = time_op(loop_call);
+    } else {
+      tl[r] = time_op(loop_call);
+      tg[r] = time_op(grouped_call);
+    }
   }
   std::sort(tg, tg + 3);
   std::sort(tl, tl + 3);
   const double flops = 2.0 * total * n * k;
-  std::printf("CSV,grouped,%s,experts=%lld,top_k=%lld,n=%lld,k=%lld,tokens=%lld,skew=%.1f,rows=%lld,nonempty=%lld,max_rows=%lld,"
-              "grouped_us=%.1f,loop_us=%.1f,grouped_vs_loop=%.3f,grouped_TFLOPs=%.1f,loop_TFLOPs=%.1f\n",
-              name, (long long)experts, (long long)top_k, (long long)n, (long long)k, (long long)tokens, skew, (long long)total,
-              (long long)nonempty, (long long)biggest, tg[1] * 1e6, tl[1] * 1e6, tl[1] / tg[1], flops / tg[1] * 1e-12,
-              flops / tl[1] * 1e-12);
+  std::printf(
+      "CSV,grouped,%s,experts=%lld,top_k=%lld,n=%lld,k=%lld,tokens=%lld,skew=%.1f,rows=%lld,nonempty=%lld,max_rows=%"
+      "lld,"
+      "grouped_us=%.1f,loop_us=%.1f,grouped_vs_loop=%.3f,grouped_TFLOPs=%.1f,loop_TFLOPs=%.1f\n",
+      name, (long long)experts, (long long)top_k, (long long)n, (long long)k, (long long)tokens, skew, (long long)total,
+      (long long)nonempty, (long long)biggest, tg[1] * 1e6, tl[1] * 1e6, tl[1] / tg[1], flops / tg[1] * 1e-12,
+      flops / tl[1] * 1e-12);
   std::fflush(stdout);
-  cudaFree(x); cudaFree(w); cudaFree(d); cudaFree(dpa); cudaFree(dpb); cudaFree(dpc);
+  cudaFree(x);
+  cudaFree(w);
+  cudaFree(d);
+  cudaFree(dpa);
+  cudaFree(dpb);
+  cudaFree(dpc);
 }
 
 // ---------------------------------------------------------------- fp8
 __global__ void finite_e4m3(unsigned char* p, std::size_t n) {
-  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n; i += (std::size_t)gridDim.x * blockDim.x)
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x)
     p[i] = static_cast<unsigned char>((p[i] & 0xB7) | 0x30);  // exponent in 6..7 of 0..15: finite, moderate
 }
 
@@ -689,9 +773,12 @@ void time_fp8() {
   for (int r = 0; r < 3; ++r) t[r] = time_op(call);
   std::sort(t, t + 3);
   const double fl = 2.0 * n * n * n;
-  std::printf("CSV,fp8,8192,heuristic0_TFLOPs=%.0f,best_TFLOPs=%.0f,candidates=%d,best=%s\n", fl / h0 * 1e-12, fl / t[1] * 1e-12, count,
-              p.variant.c_str());
-  cudaFree(a); cudaFree(b); cudaFree(d); cudaFree(sc);
+  std::printf("CSV,fp8,8192,heuristic0_TFLOPs=%.0f,best_TFLOPs=%.0f,candidates=%d,best=%s\n", fl / h0 * 1e-12,
+              fl / t[1] * 1e-12, count, p.variant.c_str());
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(d);
+  cudaFree(sc);
 }
 
 // One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
@@ -706,7 +793,14 @@ void profile_launches() {
   fill_16(a, 64 * k, 3, -1.0f, 1.0f, false);
   for (std::int64_t m : {1, 64}) {
     Arguments args;
-    args.m = m; args.n = n; args.k = k; args.group = g; args.a = a; args.w = w; args.scales = sc; args.d = d;
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.group = g;
+    args.a = a;
+    args.w = w;
+    args.scales = sc;
+    args.d = d;
     MmaGemm plan(args, 0);
     void* ws = nullptr;
     if (plan.workspace_size()) CK(cudaMalloc(&ws, plan.workspace_size()));
@@ -716,7 +810,10 @@ void profile_launches() {
     std::printf("profiled m=%lld: %s\n", (long long)m, plan.describe().c_str());
     if (ws) cudaFree(ws);
   }
-  cudaFree(w); cudaFree(sc); cudaFree(a); cudaFree(d);
+  cudaFree(w);
+  cudaFree(sc);
+  cudaFree(a);
+  cudaFree(d);
 }
 
 }  // namespace
@@ -732,7 +829,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   g_l2 = prop.l2CacheSize;
-  std::printf("device %s, %d SMs, L2 %zu MiB, cc %d.%d\n", prop.name, prop.multiProcessorCount, g_l2 >> 20, prop.major, prop.minor);
+  std::printf("device %s, %d SMs, L2 %zu MiB, cc %d.%d\n", prop.name, prop.multiProcessorCount, g_l2 >> 20, prop.major,
+              prop.minor);
   if (mode == "sanitize") {
     run_validation(true);
   } else if (mode == "profile") {
@@ -742,8 +840,8 @@ int main(int argc, char** argv) {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time") {
       const std::vector<std::int64_t> ms = {1, 4, 8, 16, 64, 256, 1024, 4096};
-      const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096},  {14336, 4096}, {4096, 14336},
-                                                                       {8192, 8192},  {28672, 8192}, {8192, 28672}};
+      const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
+                                                                     {8192, 8192}, {28672, 8192}, {8192, 28672}};
       for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
       time_w4a16(4096, 4096, {1, 16, 64}, 32, true);
       time_w4a16(28672, 8192, {1, 16}, 128, true);

@@ -5,10 +5,10 @@
 
 #include "core/error.h"
 
-#define GENBENCH_CHECK_CUDA(call)                                                                  \
-  do {                                                                                             \
-    const cudaError_t genbench_cuda_rc_ = (call);                                                  \
-    if (genbench_cuda_rc_ != cudaSuccess)                                                          \
+#define GENBENCH_CHECK_CUDA(call)                                                                     \
+  do {                                                                                                \
+    const cudaError_t genbench_cuda_rc_ = (call);                                                     \
+    if (genbench_cuda_rc_ != cudaSuccess)                                                             \
       ::genbench::throw_call_error(#call, cudaGetErrorString(genbench_cuda_rc_), __FILE__, __LINE__); \
   } while (0)
 
@@ -16,16 +16,16 @@
 #define GENBENCH_CHECK_LAUNCH() GENBENCH_CHECK_CUDA(cudaGetLastError())
 
 // NCCL and cuBLAS(Lt) status codes. The headers are included by the files that use these.
-#define GENBENCH_CHECK_NCCL(call)                                                                  \
-  do {                                                                                             \
-    const ncclResult_t genbench_nccl_rc_ = (call);                                                 \
-    if (genbench_nccl_rc_ != ncclSuccess)                                                          \
+#define GENBENCH_CHECK_NCCL(call)                                                                     \
+  do {                                                                                                \
+    const ncclResult_t genbench_nccl_rc_ = (call);                                                    \
+    if (genbench_nccl_rc_ != ncclSuccess)                                                             \
       ::genbench::throw_call_error(#call, ncclGetErrorString(genbench_nccl_rc_), __FILE__, __LINE__); \
   } while (0)
 
-#define GENBENCH_CHECK_CUBLAS(call)                                                                \
-  do {                                                                                             \
-    const cublasStatus_t genbench_cublas_rc_ = (call);                                             \
-    if (genbench_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                              \
+#define GENBENCH_CHECK_CUBLAS(call)                                                                          \
+  do {                                                                                                       \
+    const cublasStatus_t genbench_cublas_rc_ = (call);                                                       \
+    if (genbench_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                                                        \
       ::genbench::throw_call_error(#call, cublasLtGetStatusString(genbench_cublas_rc_), __FILE__, __LINE__); \
   } while (0)

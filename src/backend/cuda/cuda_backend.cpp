@@ -50,9 +50,10 @@ class CudaBackendImpl final : public CudaBackend {
     GENBENCH_CHECK_CUDA(cudaGetDeviceCount(&count));
     if (count == 0) throw Error("no CUDA device is visible");
     if (o.local_size > count && !o.allow_shared_devices)
-      throw UsageError(strprintf("%d ranks on this node but only %d GPU(s); use one rank per GPU or set "
-                                 "settings.allow_shared_devices: true",
-                                 o.local_size, count));
+      throw UsageError(
+          strprintf("%d ranks on this node but only %d GPU(s); use one rank per GPU or set "
+                    "settings.allow_shared_devices: true",
+                    o.local_size, count));
     device_ = o.local_rank % count;
     GENBENCH_CHECK_CUDA(cudaSetDevice(device_));
     GENBENCH_CHECK_CUDA(cudaGetDeviceProperties(&prop_, device_));
@@ -142,7 +143,9 @@ CudaBackend& cuda_backend_of(Backend& b) {
   return static_cast<CudaBackend&>(b);
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) { return std::make_unique<CudaBackendImpl>(opts); }
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts) {
+  return std::make_unique<CudaBackendImpl>(opts);
+}
 
 int cuda_device_count() {
   int n = 0;

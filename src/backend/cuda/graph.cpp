@@ -43,8 +43,7 @@ int graph_iterations(double seconds_per_iteration, double target_s, int lo, int 
   return static_cast<int>(std::clamp(k, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
-std::vector<double> time_each_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body,
-                                        int untimed) {
+std::vector<double> time_each_on_stream(cudaStream_t stream, int reps, const std::function<void()>& body, int untimed) {
   cudaEvent_t a = nullptr, b = nullptr;
   GENBENCH_CHECK_CUDA(cudaEventCreate(&a));
   const cudaError_t rc = cudaEventCreate(&b);

@@ -219,8 +219,9 @@ void nccl_collective(ncclComm_t comm, const char* name, const std::function<nccl
   activity_device_op(name, number);
   if (rc == ncclInProgress) rc = poll_comm(comm);
   if (rc != ncclSuccess)
-    throw_call_error(name, strprintf("%s (collective #%llu)", ncclGetErrorString(rc), static_cast<unsigned long long>(number)),
-                     __FILE__, __LINE__);
+    throw_call_error(
+        name, strprintf("%s (collective #%llu)", ncclGetErrorString(rc), static_cast<unsigned long long>(number)),
+        __FILE__, __LINE__);
 }
 
 void nccl_skip_next_collective() { collectives().skip_next.store(true); }
@@ -236,9 +237,9 @@ void nccl_check_async_errors() {
     if (rc != ncclSuccess) state = rc;
     if (state == ncclSuccess || state == ncclInProgress) continue;
     const Collectives& st = collectives();
-    const std::string what = st.last ? strprintf(" while waiting for %s #%llu", st.last,
-                                                 static_cast<unsigned long long>(st.last_number))
-                                     : std::string();
+    const std::string what =
+        st.last ? strprintf(" while waiting for %s #%llu", st.last, static_cast<unsigned long long>(st.last_number))
+                : std::string();
     lock.unlock();
     throw_call_error("ncclCommGetAsyncError", std::string(ncclGetErrorString(state)) + what, __FILE__, __LINE__);
   }
@@ -247,8 +248,8 @@ void nccl_check_async_errors() {
 void wait_device_work(const std::function<cudaError_t()>& query, const char* query_call) {
   Collectives& st = collectives();
   // Name the NCCL collective waited for, with its number, while one is outstanding.
-  std::unique_ptr<ActivityScope> scope =
-      st.last ? std::make_unique<ActivityScope>(st.last, st.last_number) : std::make_unique<ActivityScope>(query_call, false);
+  std::unique_ptr<ActivityScope> scope = st.last ? std::make_unique<ActivityScope>(st.last, st.last_number)
+                                                 : std::make_unique<ActivityScope>(query_call, false);
   cudaError_t rc = cudaSuccess;
   wait_by_polling(
       [&] {

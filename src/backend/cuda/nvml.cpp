@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-
 namespace genbench {
 
 namespace {
@@ -10,9 +9,9 @@ namespace {
 // The few NVML entry points used, declared here so no NVML header is needed at build time.
 using nvml_return = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 using nvml_device = void*;
-constexpr int kClockSm = 1;     // NVML_CLOCK_SM
-constexpr int kClockMem = 2;    // NVML_CLOCK_MEM
-constexpr int kTempGpu = 0;     // NVML_TEMPERATURE_GPU
+constexpr int kClockSm = 1;   // NVML_CLOCK_SM
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
+constexpr int kTempGpu = 0;   // NVML_TEMPERATURE_GPU
 
 struct Nvml {
   bool ok = false;

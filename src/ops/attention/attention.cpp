@@ -13,8 +13,8 @@ AttentionShape AttentionShape::from(const Point& p) {
   s.seqlen_q = p.integer(a::seqlen_q);
   s.seqlen_k = p.integer(a::seqlen_k) > 0 ? p.integer(a::seqlen_k) : s.seqlen_q;
   s.head_dim = p.integer(a::head_dim);
-  s.batch = p.integer(a::tokens) > 0 ? std::max<std::int64_t>(1, p.integer(a::tokens) / s.seqlen_q)
-                                     : p.integer(a::batch);
+  s.batch =
+      p.integer(a::tokens) > 0 ? std::max<std::int64_t>(1, p.integer(a::tokens) / s.seqlen_q) : p.integer(a::batch);
   s.heads = p.integer(a::hidden) > 0 ? p.integer(a::hidden) / s.head_dim : p.integer(a::heads);
   s.heads_kv = p.integer(a::heads_kv) > 0 ? p.integer(a::heads_kv) : s.heads;
   s.causal = p.boolean(a::causal);
@@ -96,18 +96,36 @@ class AttentionOp final : public Op {
     {
       namespace a = attention_axis;
       v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences per batch"};
-      v[a::tokens] = {"tokens", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 40, {}, "total tokens; batch = tokens / seqlen_q"};
+      v[a::tokens] = {"tokens",
+                      AxisType::size,
+                      std::int64_t{0},
+                      {},
+                      0,
+                      std::int64_t{1} << 40,
+                      {},
+                      "total tokens; batch = tokens / seqlen_q"};
       v[a::heads] = {"heads", AxisType::integer, std::int64_t{16}, {}, 1, 4096, {}, "query heads"};
-      v[a::hidden] = {"hidden", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "model width; heads = hidden / head_dim"};
+      v[a::hidden] = {
+          "hidden", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "model width; heads = hidden / head_dim"};
       v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{0}, {}, 0, 4096, {}, "key/value heads (0 = heads)"};
-      v[a::seqlen_q] = {"seqlen_q", AxisType::size, std::int64_t{1024}, {}, 1, std::int64_t{1} << 24, {}, "query length"};
-      v[a::seqlen_k] = {"seqlen_k", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 24, {}, "key length (0 = seqlen_q)"};
-      v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
+      v[a::seqlen_q] = {"seqlen_q", AxisType::size, std::int64_t{1024}, {}, 1, std::int64_t{1} << 24,
+                        {},         "query length"};
+      v[a::seqlen_k] = {
+          "seqlen_k", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 24, {}, "key length (0 = seqlen_q)"};
+      v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1,
+                        1024,       {64, 128, 256},    "head dimension"};
       v[a::causal] = {"causal", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {}, "bottom-right aligned causal mask"};
-      v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16", "fp8_e4m3", "fp32"}, 0, 0, {}, "input precision"};
+      v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16", "fp8_e4m3", "fp32"}, 0, 0,
+                     {},      "input precision"};
       v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
       v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
-      v[a::varlen] = {"varlen", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {},
+      v[a::varlen] = {"varlen",
+                      AxisType::boolean,
+                      std::int64_t{0},
+                      {},
+                      0,
+                      1,
+                      {},
                       "packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded"};
     }
     return v;
@@ -135,8 +153,8 @@ class AttentionOp final : public Op {
     for (auto n : s.lengths_k()) tk += n;
     // fp8 inputs give a bf16 output (kernels/attention/common/attention_validate.h).
     const double out_el = s.dtype == DType::fp8_e4m3 ? 2.0 : el;
-    w.bytes = static_cast<double>(s.head_dim) *
-              (el * static_cast<double>(s.heads * tq + 2 * s.heads_kv * tk) + out_el * static_cast<double>(s.heads * tq));
+    w.bytes = static_cast<double>(s.head_dim) * (el * static_cast<double>(s.heads * tq + 2 * s.heads_kv * tk) +
+                                                 out_el * static_cast<double>(s.heads * tq));
     return w;
   }
 
@@ -146,12 +164,13 @@ class AttentionOp final : public Op {
   }
 
   std::vector<ColumnSpec> effective_columns() const override {
-    return {{"effective_batch", ColumnType::i64, "", "sequences that ran (batch, or tokens / seqlen_q)"},
-            {"effective_heads", ColumnType::i64, "", "query heads that ran (heads, or hidden / head_dim)"},
-            {"effective_heads_kv", ColumnType::i64, "", "key/value heads that ran"},
-            {"effective_seqlen_k", ColumnType::i64, "", "key length that ran"},
-            {"total_tokens_q", ColumnType::i64, "", "query rows over all sequences (with varlen, the drawn lengths' sum)"},
-            {"total_tokens_k", ColumnType::i64, "", "key rows over all sequences (with varlen, the drawn lengths' sum)"}};
+    return {
+        {"effective_batch", ColumnType::i64, "", "sequences that ran (batch, or tokens / seqlen_q)"},
+        {"effective_heads", ColumnType::i64, "", "query heads that ran (heads, or hidden / head_dim)"},
+        {"effective_heads_kv", ColumnType::i64, "", "key/value heads that ran"},
+        {"effective_seqlen_k", ColumnType::i64, "", "key length that ran"},
+        {"total_tokens_q", ColumnType::i64, "", "query rows over all sequences (with varlen, the drawn lengths' sum)"},
+        {"total_tokens_k", ColumnType::i64, "", "key rows over all sequences (with varlen, the drawn lengths' sum)"}};
   }
 
   std::vector<ColumnValue> effective(const Point& p, int) const override {
@@ -180,8 +199,8 @@ class AttentionOp final : public Op {
     return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s%s %s", dtype_name(s.dtype),
                      static_cast<long long>(s.batch), static_cast<long long>(s.heads),
                      static_cast<long long>(s.heads_kv), static_cast<long long>(s.seqlen_q),
-                     static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim),
-                     s.causal ? " causal" : "", s.varlen ? " varlen" : "", s.graph ? "graph" : "eager");
+                     static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim), s.causal ? " causal" : "",
+                     s.varlen ? " varlen" : "", s.graph ? "graph" : "eager");
   }
 };
 

@@ -21,9 +21,9 @@ enum : std::size_t {
   head_dim,
   causal,
   dtype,
-  scale,     // softmax scale; 0 = 1/sqrt(head_dim)
-  mode,      // eager | graph
-  varlen,    // packed variable-length batch: lengths drawn in [seqlen/2, seqlen] per sequence
+  scale,   // softmax scale; 0 = 1/sqrt(head_dim)
+  mode,    // eager | graph
+  varlen,  // packed variable-length batch: lengths drawn in [seqlen/2, seqlen] per sequence
   count
 };
 }

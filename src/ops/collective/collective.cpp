@@ -6,7 +6,7 @@ namespace genbench {
 
 namespace {
 const std::vector<std::string> kKinds = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                          "broadcast",  "reduce",     "send_recv"};
+                                         "broadcast",  "reduce",     "send_recv"};
 const std::vector<std::string> kOps = {"sum", "prod", "max", "min", "avg"};
 
 template <typename E>
@@ -48,8 +48,7 @@ CollectiveShape CollectiveShape::from(const Point& p, int world_size) {
     case CollectiveKind::all_to_all:  // size = per-rank buffer, split in n chunks
       s.send_count = s.recv_count = (elems / n) * n;
       break;
-    default:
-      s.send_count = s.recv_count = elems;
+    default: s.send_count = s.recv_count = elems;
   }
   return s;
 }
@@ -57,24 +56,19 @@ CollectiveShape CollectiveShape::from(const Point& p, int world_size) {
 double CollectiveShape::size_bytes() const {
   const double el = static_cast<double>(dtype_size(dtype));
   switch (kind) {
-    case CollectiveKind::all_gather:
-      return static_cast<double>(recv_count) * el;
-    default:
-      return static_cast<double>(send_count) * el;
+    case CollectiveKind::all_gather: return static_cast<double>(recv_count) * el;
+    default: return static_cast<double>(send_count) * el;
   }
 }
 
 double CollectiveShape::busbw_factor() const {
   const double n = world;
   switch (kind) {
-    case CollectiveKind::all_reduce:
-      return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all:
-      return (n - 1) / n;
-    default:
-      return 1.0;
+    case CollectiveKind::all_to_all: return (n - 1) / n;
+    default: return 1.0;
   }
 }
 
@@ -88,9 +82,24 @@ class CollectiveOp final : public Op {
     {
       std::vector<AxisSpec> v(collective_axis::count);
       namespace c = collective_axis;
-      v[c::collective] = {"collective", AxisType::choice, std::string("all_reduce"), kKinds, 0, 0, {}, "which collective"};
-      v[c::bytes] = {"bytes", AxisType::size, std::int64_t{1} << 20, {}, 1, std::int64_t{1} << 40, {}, "message size (nccl-tests convention)"};
-      v[c::dtype] = {"dtype", AxisType::choice, std::string("fp32"), {"fp32", "fp16", "bf16", "int32", "fp8_e4m3", "fp8_e5m2"}, 0, 0, {}, "element type"};
+      v[c::collective] = {"collective", AxisType::choice,  std::string("all_reduce"), kKinds, 0, 0,
+                          {},           "which collective"};
+      v[c::bytes] = {"bytes",
+                     AxisType::size,
+                     std::int64_t{1} << 20,
+                     {},
+                     1,
+                     std::int64_t{1} << 40,
+                     {},
+                     "message size (nccl-tests convention)"};
+      v[c::dtype] = {"dtype",
+                     AxisType::choice,
+                     std::string("fp32"),
+                     {"fp32", "fp16", "bf16", "int32", "fp8_e4m3", "fp8_e5m2"},
+                     0,
+                     0,
+                     {},
+                     "element type"};
       v[c::redop] = {"redop", AxisType::choice, std::string("sum"), kOps, 0, 0, {}, "reduction"};
       v[c::in_place] = {"in_place", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {}, "output aliases input"};
       v[c::root] = {"root", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "root of broadcast/reduce"};
@@ -101,8 +110,7 @@ class CollectiveOp final : public Op {
 
   std::string check(const Point& p, int world_size) const override {
     const auto s = CollectiveShape::from(p, world_size);
-    if (s.root >= world_size)
-      return strprintf("root %d does not exist in a world of %d ranks", s.root, world_size);
+    if (s.root >= world_size) return strprintf("root %d does not exist in a world of %d ranks", s.root, world_size);
     return "";
   }
 

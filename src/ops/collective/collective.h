@@ -19,7 +19,7 @@ enum class ReduceOp { sum, prod, max, min, avg };
 
 struct CollectiveShape {
   CollectiveKind kind;
-  std::int64_t bytes;     // as requested
+  std::int64_t bytes;  // as requested
   DType dtype;
   ReduceOp redop;
   bool in_place;
@@ -31,8 +31,8 @@ struct CollectiveShape {
   std::int64_t recv_count;  // elements in each rank's receive buffer
 
   static CollectiveShape from(const Point& p, int world_size);
-  double size_bytes() const;      // nccl-tests "size" after rounding
-  double busbw_factor() const;    // nccl-tests' factor from algbw to busbw
+  double size_bytes() const;    // nccl-tests "size" after rounding
+  double busbw_factor() const;  // nccl-tests' factor from algbw to busbw
 };
 
 const char* collective_name(CollectiveKind k);

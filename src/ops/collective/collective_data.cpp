@@ -6,7 +6,8 @@
 namespace genbench {
 
 float collective_input(const CollectiveShape& s, std::uint64_t seed, int rank, std::int64_t i) {
-  const std::uint64_t h = (seed * 2654435761ull) ^ (static_cast<std::uint64_t>(rank) * 40503ull + static_cast<std::uint64_t>(i) * 9973ull);
+  const std::uint64_t h =
+      (seed * 2654435761ull) ^ (static_cast<std::uint64_t>(rank) * 40503ull + static_cast<std::uint64_t>(i) * 9973ull);
   const std::uint64_t x = (h ^ (h >> 13)) * 0x9e3779b97f4a7c15ull;
   // fp8 represents integers exactly only up to 16, so its inputs (like prod's) are 1 or 2.
   const bool tiny = s.redop == ReduceOp::prod || s.dtype == DType::fp8_e4m3 || s.dtype == DType::fp8_e5m2;
@@ -54,14 +55,15 @@ double collective_expected_at(const CollectiveShape& s, std::uint64_t seed, int 
 
 std::vector<double> collective_expected(const CollectiveShape& s, std::uint64_t seed, int rank) {
   std::vector<double> out(static_cast<std::size_t>(s.recv_count));
-  for (std::int64_t i = 0; i < s.recv_count; ++i) out[static_cast<std::size_t>(i)] = collective_expected_at(s, seed, rank, i);
+  for (std::int64_t i = 0; i < s.recv_count; ++i)
+    out[static_cast<std::size_t>(i)] = collective_expected_at(s, seed, rank, i);
   return out;
 }
 
-std::int64_t count_wrong(const CollectiveShape& s, const std::vector<double>& expected, const std::vector<double>& got) {
+std::int64_t count_wrong(const CollectiveShape& s, const std::vector<double>& expected,
+                         const std::vector<double>& got) {
   double tol = 0;
-  if (s.redop == ReduceOp::avg && is_reduction(s.kind))
-    tol = s.dtype == DType::fp32 ? 1e-6 : 1e-2;
+  if (s.redop == ReduceOp::avg && is_reduction(s.kind)) tol = s.dtype == DType::fp32 ? 1e-6 : 1e-2;
   std::int64_t wrong = static_cast<std::int64_t>(expected.size() > got.size() ? expected.size() - got.size() : 0);
   for (std::size_t i = 0; i < std::min(expected.size(), got.size()); ++i) {
     const double e = expected[i], g = got[i];

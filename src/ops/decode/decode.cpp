@@ -46,24 +46,72 @@ class DecodeOp final : public Op {
     std::vector<AxisSpec> v(a::count);
     v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences"};
     v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "query heads"};
-    v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 1, 4096, {},
+    v[a::heads_kv] = {"heads_kv",
+                      AxisType::integer,
+                      std::int64_t{8},
+                      {},
+                      1,
+                      4096,
+                      {},
                       "key/value heads (GQA/MQA); heads must be a multiple"};
     v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
-    v[a::new_tokens] = {"new_tokens", AxisType::integer, std::int64_t{1}, {}, 1, 16, {},
+    v[a::new_tokens] = {"new_tokens",
+                        AxisType::integer,
+                        std::int64_t{1},
+                        {},
+                        1,
+                        16,
+                        {},
                         "query tokens per sequence (speculative decoding: up to 16)"};
-    v[a::cache] = {"cache", AxisType::size, std::int64_t{4096}, {}, 0, std::int64_t{1} << 24, {},
+    v[a::cache] = {"cache",
+                   AxisType::size,
+                   std::int64_t{4096},
+                   {},
+                   0,
+                   std::int64_t{1} << 24,
+                   {},
                    "keys per sequence, the new tokens' included (with varlen: the largest)"};
-    v[a::page_size] = {"page_size", AxisType::integer, std::int64_t{0}, {}, 0, std::int64_t{1} << 24, {},
+    v[a::page_size] = {"page_size",
+                       AxisType::integer,
+                       std::int64_t{0},
+                       {},
+                       0,
+                       std::int64_t{1} << 24,
+                       {},
                        "0: contiguous cache; else keys per page (a power of two), pages in a seeded random order"};
-    v[a::varlen] = {"varlen", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {},
+    v[a::varlen] = {"varlen",
+                    AxisType::boolean,
+                    std::int64_t{0},
+                    {},
+                    0,
+                    1,
+                    {},
                     "per-sequence cache lengths drawn in [max(cache/2, new_tokens), cache], seeded"};
-    v[a::causal] = {"causal", AxisType::boolean, std::int64_t{1}, {}, 0, 1, {},
+    v[a::causal] = {"causal",
+                    AxisType::boolean,
+                    std::int64_t{1},
+                    {},
+                    0,
+                    1,
+                    {},
                     "causal among the new tokens (bottom-right aligned)"};
     v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"bf16", "fp16"}, 0, 0, {}, "Q and O precision"};
-    v[a::kv_dtype] = {"kv_dtype", AxisType::choice, std::string("same"), {"same", "bf16", "fp16", "fp8_e4m3"}, 0, 0, {},
+    v[a::kv_dtype] = {"kv_dtype",
+                      AxisType::choice,
+                      std::string("same"),
+                      {"same", "bf16", "fp16", "fp8_e4m3"},
+                      0,
+                      0,
+                      {},
                       "K/V cache precision (same: dtype; fp8_e4m3 with a per-tensor descale)"};
     v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
-    v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {},
+    v[a::mode] = {"mode",
+                  AxisType::choice,
+                  std::string("eager"),
+                  {"eager", "graph"},
+                  0,
+                  0,
+                  {},
                   "execution mode (graph: one capture serves any lengths up to cache)"};
     return v;
   }
@@ -87,13 +135,14 @@ class DecodeOp final : public Op {
   }
 
   std::vector<MetricSpec> metrics() const override {
-    return {{"GBps", "GB/s",
-             "bytes of K and V the cache lengths hold, Q, O and the block-table entries in use, per second (median time)",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""},
-            {"tflops", "TFLOP/s", "4 x heads x head_dim x unmasked (query, key) pairs per second",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
-            {"tokens_per_s", "tokens/s", "batch x new_tokens per second",
-             [](const Work& w, double t) { return w.tokens / t; }, ""}};
+    return {
+        {"GBps", "GB/s",
+         "bytes of K and V the cache lengths hold, Q, O and the block-table entries in use, per second (median time)",
+         [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""},
+        {"tflops", "TFLOP/s", "4 x heads x head_dim x unmasked (query, key) pairs per second",
+         [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
+        {"tokens_per_s", "tokens/s", "batch x new_tokens per second",
+         [](const Work& w, double t) { return w.tokens / t; }, ""}};
   }
 
   std::vector<ColumnSpec> effective_columns() const override {

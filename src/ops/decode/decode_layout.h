@@ -138,8 +138,7 @@ inline std::string check_dims(const DecodeDims& d, double max_pool_bytes) {
            "): the new tokens' keys are part of the cache";
   if (d.page_size < 0) return "page_size must be 0 (contiguous) or a power of two";
   if (d.page_size > 0) {
-    if ((d.page_size & (d.page_size - 1)) != 0)
-      return "page_size " + num(d.page_size) + " is not a power of two";
+    if ((d.page_size & (d.page_size - 1)) != 0) return "page_size " + num(d.page_size) + " is not a power of two";
     if (d.page_size > d.cache)
       return "page_size " + num(d.page_size) + " exceeds the cache length (" + num(d.cache) + ")";
   }

@@ -36,8 +36,13 @@ class GemmOp final : public Op {
       v[g::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 16, {}, "batch count"};
       v[g::trans_a] = {"trans_a", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "A transposed"};
       v[g::trans_b] = {"trans_b", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "B transposed"};
-      v[g::dtype] = {"dtype", AxisType::choice, std::string("bf16"),
-                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1"}, 0, 0, {},
+      v[g::dtype] = {"dtype",
+                     AxisType::choice,
+                     std::string("bf16"),
+                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1"},
+                     0,
+                     0,
+                     {},
                      "input precision ('auto': every precision; those the card lacks are unsupported)"};
       v[g::dtype].auto_all = true;
       v[g::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {}, "L2 state"};
@@ -85,7 +90,8 @@ class GemmOp final : public Op {
     const auto s = GemmShape::from(p);
     return strprintf("%s %lldx%lldx%lld b=%lld %c%c %s %s", dtype_name(s.dtype), static_cast<long long>(s.m),
                      static_cast<long long>(s.n), static_cast<long long>(s.k), static_cast<long long>(s.batch),
-                     s.trans_a ? 't' : 'n', s.trans_b ? 't' : 'n', s.cold ? "cold" : "hot", s.graph ? "graph" : "eager");
+                     s.trans_a ? 't' : 'n', s.trans_b ? 't' : 'n', s.cold ? "cold" : "hot",
+                     s.graph ? "graph" : "eager");
   }
 };
 

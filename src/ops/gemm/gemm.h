@@ -15,9 +15,9 @@ enum : std::size_t {
   batch,
   trans_a,  // "n" or "t"
   trans_b,
-  dtype,    // input precision; accumulation is fp32 (int32 for int8)
-  cache,    // hot (back-to-back) | cold (L2 flushed between iterations)
-  mode,     // eager | graph
+  dtype,  // input precision; accumulation is fp32 (int32 for int8)
+  cache,  // hot (back-to-back) | cold (L2 flushed between iterations)
+  mode,   // eager | graph
   count
 };
 }
@@ -29,7 +29,9 @@ struct GemmShape {
   bool cold, graph;
 
   static GemmShape from(const Point& p);
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch); }
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+  }
 };
 
 const Op& gemm_op();

@@ -35,16 +35,19 @@ inline std::vector<std::int64_t> routed_group_sizes(std::int64_t groups, std::in
   if (!(skew >= 0.0 && skew <= kMaxSkew)) throw std::invalid_argument("skew must be from 0 to 4");
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(groups), 0);
   std::vector<double> logw(static_cast<std::size_t>(groups));
-  for (std::int64_t e = 0; e < groups; ++e) logw[static_cast<std::size_t>(e)] = -skew * std::log(static_cast<double>(e + 1));
+  for (std::int64_t e = 0; e < groups; ++e)
+    logw[static_cast<std::size_t>(e)] = -skew * std::log(static_cast<double>(e + 1));
   std::vector<std::pair<double, std::int64_t>> keys(static_cast<std::size_t>(groups));
   for (std::int64_t t = 0; t < tokens; ++t) {
     for (std::int64_t e = 0; e < groups; ++e) {
       const double u = uniform01(seed, static_cast<std::uint64_t>(t * groups + e));
       keys[static_cast<std::size_t>(e)] = {logw[static_cast<std::size_t>(e)] - std::log(-std::log(u)), e};
     }
-    std::partial_sort(keys.begin(), keys.begin() + top_k, keys.end(),
-                      [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-    for (std::int64_t i = 0; i < top_k; ++i) ++sizes[static_cast<std::size_t>(keys[static_cast<std::size_t>(i)].second)];
+    std::partial_sort(keys.begin(), keys.begin() + top_k, keys.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    for (std::int64_t i = 0; i < top_k; ++i)
+      ++sizes[static_cast<std::size_t>(keys[static_cast<std::size_t>(i)].second)];
   }
   return sizes;
 }

@@ -34,9 +34,9 @@ const std::vector<std::int64_t>& GroupedShape::sizes() const {
   auto it = cache.find(key);
   if (it == cache.end()) {
     if (cache.size() > 256) cache.clear();
-    std::vector<std::int64_t> v = rows > 0 ? grouped::fixed_group_sizes(groups, rows)
-                                           : grouped::routed_group_sizes(groups, tokens, top_k, skew,
-                                                                         static_cast<std::uint64_t>(route_seed));
+    std::vector<std::int64_t> v =
+        rows > 0 ? grouped::fixed_group_sizes(groups, rows)
+                 : grouped::routed_group_sizes(groups, tokens, top_k, skew, static_cast<std::uint64_t>(route_seed));
     it = cache.emplace(key, std::move(v)).first;
   }
   return it->second;
@@ -90,18 +90,38 @@ class GroupedGemmOp final : public Op {
     const std::int64_t big = std::int64_t{1} << 20;
     std::vector<AxisSpec> v(a::count);
     v[a::groups] = {"groups", AxisType::integer, std::int64_t{8}, {}, 0, 1 << 16, {}, "groups (experts), at least 1"};
-    v[a::tokens] = {"tokens", AxisType::size, std::int64_t{512}, {}, 0, big, {},
+    v[a::tokens] = {"tokens",
+                    AxisType::size,
+                    std::int64_t{512},
+                    {},
+                    0,
+                    big,
+                    {},
                     "tokens routed when rows = 0 (rows in all = tokens x top_k)"};
     v[a::top_k] = {"top_k", AxisType::integer, std::int64_t{2}, {}, 0, 1 << 16, {}, "groups per token (1..groups)"};
-    v[a::skew] = {"skew", AxisType::real, 0.0, {}, 0, 0, {},
-                  "router skew from 0 (uniform) to 4: group e drawn with weight (e + 1)^-skew"};
-    v[a::rows] = {"rows", AxisType::size, std::int64_t{0}, {}, 0, big, {},
+    v[a::skew] = {"skew", AxisType::real,
+                  0.0,    {},
+                  0,      0,
+                  {},     "router skew from 0 (uniform) to 4: group e drawn with weight (e + 1)^-skew"};
+    v[a::rows] = {"rows",
+                  AxisType::size,
+                  std::int64_t{0},
+                  {},
+                  0,
+                  big,
+                  {},
                   "> 0: every group gets this many rows (no routing); 0: routed"};
-    v[a::route_seed] = {"route_seed", AxisType::integer, std::int64_t{1}, {}, 0, INT64_MAX, {},
-                        "seed of the routing draw"};
+    v[a::route_seed] = {"route_seed", AxisType::integer,         std::int64_t{1}, {}, 0, INT64_MAX,
+                        {},           "seed of the routing draw"};
     v[a::n] = {"n", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "output features per group"};
     v[a::k] = {"k", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "input features"};
-    v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"bf16", "fp16"}, 0, 0, {},
+    v[a::dtype] = {"dtype",
+                   AxisType::choice,
+                   std::string("bf16"),
+                   {"bf16", "fp16"},
+                   0,
+                   0,
+                   {},
                    "inputs and output; fp32 accumulation"};
     return v;
   }

@@ -41,11 +41,8 @@ CollectiveShape collective_piece(const CollectiveShape& whole, int chunks) {
       s.recv_count = whole.recv_count / c;
       s.send_count = s.recv_count * n;
       break;
-    case CollectiveKind::all_to_all:
-      s.send_count = s.recv_count = (whole.send_count / n / c) * n;
-      break;
-    default:
-      s.send_count = s.recv_count = whole.send_count / c;
+    case CollectiveKind::all_to_all: s.send_count = s.recv_count = (whole.send_count / n / c) * n; break;
+    default: s.send_count = s.recv_count = whole.send_count / c;
   }
   s.bytes = static_cast<std::int64_t>(s.size_bytes());
   return s;
@@ -67,8 +64,9 @@ OverlapShape OverlapShape::from(const Point& p, int world_size) {
   s.chunks = static_cast<int>(p.integer(o::chunks));
   s.piece = collective_piece(s.coll, s.chunks);
   const std::string& pr = p.choice(o::priority);
-  s.priority = pr == "comm_high" ? StreamPriority::comm_high
-               : pr == "compute_high" ? StreamPriority::compute_high : StreamPriority::equal;
+  s.priority = pr == "comm_high"      ? StreamPriority::comm_high
+               : pr == "compute_high" ? StreamPriority::compute_high
+                                      : StreamPriority::equal;
   s.nccl_ctas = static_cast<int>(p.integer(o::nccl_ctas));
   return s;
 }
@@ -102,19 +100,55 @@ class OverlapOp final : public Op {
       v[o::m] = {"m", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM rows of A and D (split into chunks)"};
       v[o::n] = {"n", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM columns of D"};
       v[o::k] = {"k", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM reduction dimension"};
-      v[o::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"}, 0,
-                     0, {}, "GEMM input precision (A row-major m x k, B stored n x k)"};
-      v[o::collective] = {"collective", AxisType::choice, std::string("all_reduce"), kCollectives, 0, 0, {},
-                          "the collective"};
-      v[o::bytes] = {"bytes", AxisType::size, std::int64_t{1} << 28, {}, 1, std::int64_t{1} << 40, {},
+      v[o::dtype] = {"dtype",
+                     AxisType::choice,
+                     std::string("bf16"),
+                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"},
+                     0,
+                     0,
+                     {},
+                     "GEMM input precision (A row-major m x k, B stored n x k)"};
+      v[o::collective] = {"collective", AxisType::choice, std::string("all_reduce"), kCollectives, 0, 0,
+                          {},           "the collective"};
+      v[o::bytes] = {"bytes",
+                     AxisType::size,
+                     std::int64_t{1} << 28,
+                     {},
+                     1,
+                     std::int64_t{1} << 40,
+                     {},
                      "collective size (nccl-tests convention)"};
-      v[o::coll_dtype] = {"coll_dtype", AxisType::choice, std::string("bf16"), {"fp32", "fp16", "bf16"}, 0, 0, {},
+      v[o::coll_dtype] = {"coll_dtype",
+                          AxisType::choice,
+                          std::string("bf16"),
+                          {"fp32", "fp16", "bf16"},
+                          0,
+                          0,
+                          {},
                           "collective element type (sum)"};
-      v[o::priority] = {"priority", AxisType::choice, std::string("equal"), kPriorities, 0, 0, {},
+      v[o::priority] = {"priority",
+                        AxisType::choice,
+                        std::string("equal"),
+                        kPriorities,
+                        0,
+                        0,
+                        {},
                         "stream priorities: equal, comm_high (collective stream higher), compute_high"};
-      v[o::nccl_ctas] = {"nccl_ctas", AxisType::integer, std::int64_t{0}, {}, 0, 64, {},
+      v[o::nccl_ctas] = {"nccl_ctas",
+                         AxisType::integer,
+                         std::int64_t{0},
+                         {},
+                         0,
+                         64,
+                         {},
                          "CTAs (SMs) NCCL runs with: minCTAs = maxCTAs of its communicator; 0 = NCCL's default"};
-      v[o::chunks] = {"chunks", AxisType::integer, std::int64_t{1}, {}, 1, 64, {},
+      v[o::chunks] = {"chunks",
+                      AxisType::integer,
+                      std::int64_t{1},
+                      {},
+                      1,
+                      64,
+                      {},
                       "pipeline pieces: GEMM split along M, piece i's collective overlaps piece i+1's GEMM"};
       return v;
     }
@@ -123,7 +157,8 @@ class OverlapOp final : public Op {
   std::string check(const Point& p, int) const override {
     namespace o = overlap_axis;
     const std::int64_t m = p.integer(o::m), c = p.integer(o::chunks);
-    if (m % c != 0) return strprintf("m=%lld is not a multiple of chunks=%lld", static_cast<long long>(m), static_cast<long long>(c));
+    if (m % c != 0)
+      return strprintf("m=%lld is not a multiple of chunks=%lld", static_cast<long long>(m), static_cast<long long>(c));
     return "";
   }
 
@@ -164,9 +199,8 @@ class OverlapOp final : public Op {
 
   std::vector<std::pair<std::string, std::string>> extra_columns() const override {
     namespace om = overlap_metric;
-    return {{om::t_compute, "s"},       {om::t_comm, "s"},           {om::t_both, "s"},
-            {om::t_compute_overlap, "s"}, {om::t_comm_overlap, "s"}, {om::efficiency, ""},
-            {om::compute_slowdown, ""},  {om::comm_slowdown, ""}};
+    return {{om::t_compute, "s"},      {om::t_comm, "s"},    {om::t_both, "s"},          {om::t_compute_overlap, "s"},
+            {om::t_comm_overlap, "s"}, {om::efficiency, ""}, {om::compute_slowdown, ""}, {om::comm_slowdown, ""}};
   }
 
   std::string describe(const Point& p) const override {

@@ -19,8 +19,8 @@ namespace genbench {
 
 namespace overlap_axis {
 enum : std::size_t {
-  compute,     // gemm
-  m,           // GEMM rows (split into `chunks` pieces)
+  compute,  // gemm
+  m,        // GEMM rows (split into `chunks` pieces)
   n,
   k,
   dtype,       // GEMM input precision
@@ -37,9 +37,9 @@ enum : std::size_t {
 enum class StreamPriority { equal, comm_high, compute_high };
 
 struct OverlapShape {
-  GemmShape gemm;              // the whole GEMM: row-major A (m x k) times B stored n x k ("t")
-  CollectiveShape coll;        // the whole collective
-  CollectiveShape piece;       // one of the `chunks` collective pieces (= coll when chunks = 1)
+  GemmShape gemm;         // the whole GEMM: row-major A (m x k) times B stored n x k ("t")
+  CollectiveShape coll;   // the whole collective
+  CollectiveShape piece;  // one of the `chunks` collective pieces (= coll when chunks = 1)
   StreamPriority priority;
   int nccl_ctas;
   int chunks;
@@ -49,9 +49,9 @@ struct OverlapShape {
 
 // Names of the extra columns, shared by the op and its implementations.
 namespace overlap_metric {
-inline constexpr const char* t_compute = "t_compute_s";          // GEMM alone (all pieces)
-inline constexpr const char* t_comm = "t_comm_s";                // collective alone (all pieces)
-inline constexpr const char* t_both = "t_both_s";                // overlapped execution
+inline constexpr const char* t_compute = "t_compute_s";  // GEMM alone (all pieces)
+inline constexpr const char* t_comm = "t_comm_s";        // collective alone (all pieces)
+inline constexpr const char* t_both = "t_both_s";        // overlapped execution
 inline constexpr const char* t_compute_overlap = "t_compute_in_overlap_s";
 inline constexpr const char* t_comm_overlap = "t_comm_in_overlap_s";
 inline constexpr const char* efficiency = "overlap_efficiency";  // (tc + tm - tb) / min(tc, tm)

@@ -49,16 +49,40 @@ class W4a16Op final : public Op {
     const std::int64_t big = std::int64_t{1} << 20;
     std::vector<AxisSpec> v(a::count);
     v[a::m] = {"m", AxisType::size, std::int64_t{16}, {}, 1, big, {}, "tokens: rows of A and D"};
-    v[a::n] = {"n", AxisType::size, std::int64_t{4096}, {}, 1, big, {},
+    v[a::n] = {"n",
+               AxisType::size,
+               std::int64_t{4096},
+               {},
+               1,
+               big,
+               {},
                "output features: columns of W and D (even: two 4-bit codes share a byte)"};
     v[a::k] = {"k", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "input features (a multiple of the group)"};
-    v[a::weights] = {"weights", AxisType::choice, std::string("int4"), {"int4", "uint4"}, 0, 0, {},
+    v[a::weights] = {"weights",
+                     AxisType::choice,
+                     std::string("int4"),
+                     {"int4", "uint4"},
+                     0,
+                     0,
+                     {},
                      "int4: symmetric, stored as q = v + 8 with zero 8; uint4: a 4-bit zero point per group"};
-    v[a::group] = {"group", AxisType::integer, std::int64_t{128}, {}, 0, big, {0, 32, 64, 128},
+    v[a::group] = {"group",
+                   AxisType::integer,
+                   std::int64_t{128},
+                   {},
+                   0,
+                   big,
+                   {0, 32, 64, 128},
                    "k per scale (and zero): 32, 64, 128, or 0 for one per column"};
-    v[a::dtype] = {"dtype", AxisType::choice, std::string("fp16"), {"fp16", "bf16"}, 0, 0, {},
-                   "activations, scales and output"};
-    v[a::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {},
+    v[a::dtype] = {
+        "dtype", AxisType::choice, std::string("fp16"), {"fp16", "bf16"}, 0, 0, {}, "activations, scales and output"};
+    v[a::cache] = {"cache",
+                   AxisType::choice,
+                   std::string("hot"),
+                   {"hot", "cold"},
+                   0,
+                   0,
+                   {},
                    "cold: the weights are not in L2 (as in a model's layer after layer); hot: back to back"};
     return v;
   }

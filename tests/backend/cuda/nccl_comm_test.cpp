@@ -57,7 +57,8 @@ TEST(DeviceWait, ArmedSkipLeavesOutExactlyOneCollective) {
   nccl_collective(nullptr, "ncclAllGather", enqueue);
   const std::uint64_t skipped = nccl_collective_count();
   EXPECT_EQ(enqueued, 0);
-  EXPECT_TRUE(has(activity_describe(), "ncclAllGather #" + std::to_string(skipped) + " skipped")) << activity_describe();
+  EXPECT_TRUE(has(activity_describe(), "ncclAllGather #" + std::to_string(skipped) + " skipped"))
+      << activity_describe();
   nccl_collective(nullptr, "ncclAllGather", enqueue);
   EXPECT_EQ(enqueued, 1);
   EXPECT_EQ(nccl_collective_count(), skipped + 1);  // skipped ones keep their number

@@ -69,7 +69,7 @@ std::uint64_t AttentionGpu::seed_ = 0;
 
 // Odd lengths, tile tails, sq != sk both ways (causal rows with no visible key), GQA and MQA.
 const Shape kShapes[] = {
-    {2, 4, 4, 1, 1}, {2, 4, 2, 17, 17}, {1, 4, 1, 127, 127}, {2, 4, 4, 1000, 1000},
+    {2, 4, 4, 1, 1},       {2, 4, 2, 17, 17},     {1, 4, 1, 127, 127}, {2, 4, 4, 1000, 1000},
     {1, 2, 2, 4097, 4097}, {1, 2, 1, 3000, 5000}, {1, 2, 2, 300, 200},
 };
 
@@ -120,7 +120,8 @@ TEST_F(AttentionGpu, GraphReplayServesNewLengthsWithoutRecapture) {
     test::expect_graph_serves_new_lengths(*c);
   }
   // Graph mode without varlen, for every device implementation.
-  for (const char* impl : {"reference", "unfused", "fa2"}) check(impl, point(impl, {2, 4, 4, 333, 333}, 64, true, "fp16", false, true));
+  for (const char* impl : {"reference", "unfused", "fa2"})
+    check(impl, point(impl, {2, 4, 4, 333, 333}, 64, true, "fp16", false, true));
 }
 #endif
 

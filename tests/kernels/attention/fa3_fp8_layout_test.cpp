@@ -111,17 +111,16 @@ TEST(Fa3Fp8Layout, TransposePassWritesPermutedVtExactly) {
           for (int p = 0; p < sk_pad; ++p) {
             const int key = 16 * (p / 16) + fa3::fp8::vt_key_at(p % 16);
             const std::uint8_t want =
-                key < s.seqlen_k
-                    ? v[((static_cast<std::size_t>(b) * s.seqlen_k + key) * s.heads_kv + h) * s.d + x]
-                    : std::uint8_t{0};
+                key < s.seqlen_k ? v[((static_cast<std::size_t>(b) * s.seqlen_k + key) * s.heads_kv + h) * s.d + x]
+                                 : std::uint8_t{0};
             const std::size_t at = ((static_cast<std::size_t>(b) * s.heads_kv + h) * s.d + x) * sk_pad + p;
             if (vt[at] != want) {
               ++wrong;
               first = std::min(first, at);
             }
           }
-    EXPECT_EQ(wrong, 0u) << "batch " << s.batch << " seqlen_k " << s.seqlen_k << " heads_kv " << s.heads_kv
-                         << " d " << s.d << ": first wrong byte at " << first;
+    EXPECT_EQ(wrong, 0u) << "batch " << s.batch << " seqlen_k " << s.seqlen_k << " heads_kv " << s.heads_kv << " d "
+                         << s.d << ": first wrong byte at " << first;
   }
 }
 
@@ -141,7 +140,7 @@ TEST(Fa3Fp8Rounding, RoundToE4m3MatchesCudaConversion) {
       }
     }
   EXPECT_EQ(checked, 25 * 64 * 2);
-  EXPECT_EQ(round_to(DType::fp8_e4m3, 1000.0f), 448.0f);  // saturates
+  EXPECT_EQ(round_to(DType::fp8_e4m3, 1000.0f), 448.0f);                             // saturates
   EXPECT_EQ(round_to(DType::fp8_e4m3, std::ldexp(1.0f, -9)), std::ldexp(1.0f, -9));  // smallest subnormal
 }
 #endif
@@ -188,10 +187,12 @@ void with_pairwise_swapped_keys(attention::HostAttentionData& d) {
   auto permuted = d;
   for (std::int64_t j = 0; j < 512; j += 2)
     for (std::int64_t x = 0; x < 128; ++x)
-      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)], permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
+      std::swap(permuted.v[static_cast<std::size_t>(j * 128 + x)],
+                permuted.v[static_cast<std::size_t>((j + 1) * 128 + x)]);
   for (std::int64_t h = 0; h < 2; ++h)
     for (std::int64_t i = 0; i < 40; ++i)
-      attention::low_precision_row(permuted, 0, h, i, d.o.data() + (i * 2 + h) * 128, d.lse.data() + d.lse_index(0, h, i));
+      attention::low_precision_row(permuted, 0, h, i, d.o.data() + (i * 2 + h) * 128,
+                                   d.lse.data() + d.lse_index(0, h, i));
 }
 
 TEST(Fa3Fp8Validation, ModelOutputIsBf16AndPasses) {
@@ -209,7 +210,8 @@ TEST(Fa3Fp8Validation, OneKeyGivesVRoundedToBf16) {
   const auto d = fp8_data(false, 3, 1);
   for (std::int64_t h = 0; h < 2; ++h)
     for (std::int64_t x = 0; x < 128; ++x)
-      EXPECT_EQ(d.o[static_cast<std::size_t>((0 * 2 + h) * 128 + x)], round_to(DType::bf16, d.v[static_cast<std::size_t>(x)]));
+      EXPECT_EQ(d.o[static_cast<std::size_t>((0 * 2 + h) * 128 + x)],
+                round_to(DType::bf16, d.v[static_cast<std::size_t>(x)]));
 }
 
 // Keys in the wrong order inside 16-key groups (what a wrong V^T permutation would do) and an
@@ -259,7 +261,8 @@ TEST(Fa3Fp8Validation, WeightErrorTermGrowsWithPeakedRowsOnly) {
       std::vector<double> dot(512, 0.0);
       for (std::int64_t j = 0; j < 512; ++j)
         for (std::int64_t x = 0; x < 128; ++x)
-          dot[static_cast<std::size_t>(j)] += static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
+          dot[static_cast<std::size_t>(j)] +=
+              static_cast<double>(q[x]) * peaked.k[static_cast<std::size_t>(j * 128 + x)];
       const auto top = std::max_element(dot.begin(), dot.end()) - dot.begin();
       double sum = 0;
       for (double x : dot) sum += std::exp(x - dot[static_cast<std::size_t>(top)]);

@@ -61,9 +61,9 @@ TEST(Fa3SplitTail, PiecesCoverEveryKeyBlockOnce) {
   struct Case {
     int tiles, nb, ctas;
   };
-  for (const Case c : {Case{2048, 16, 132}, Case{2048, 22, 132}, Case{48, 8, 132}, Case{160, 16, 132},
-                       Case{1, 1000, 132}, Case{7, 3, 5}, Case{131, 2, 132}, Case{133, 128, 132},
-                       Case{3, 2, 132}, Case{1000, 97, 64}}) {
+  for (const Case c :
+       {Case{2048, 16, 132}, Case{2048, 22, 132}, Case{48, 8, 132}, Case{160, 16, 132}, Case{1, 1000, 132},
+        Case{7, 3, 5}, Case{131, 2, 132}, Case{133, 128, 132}, Case{3, 2, 132}, Case{1000, 97, 64}}) {
     SCOPED_TRACE(testing::Message() << c.tiles << " tiles of " << c.nb << " blocks on " << c.ctas);
     const SplitSlots sp = plan_split(c.tiles, c.nb, c.ctas, 1, 2.f);
     const int r = c.tiles % c.ctas;
@@ -96,7 +96,7 @@ TEST(Fa3SplitTail, DefaultSplitsOnlyWhereTheLastRoundIsShortAndTilesLong) {
   }
   sp = plan_split(2048, 16, 132, 0, 2.f);
   EXPECT_EQ(sp.slots, 0);
-  EXPECT_EQ(sp.tile0, 2048);  // every tile whole
+  EXPECT_EQ(sp.tile0, 2048);                            // every tile whole
   EXPECT_EQ(plan_split(2048, 16, 0, 1, 2.f).slots, 0);  // not a persistent launch
   // Few long tiles (a small batch at long sequences): each cut over many slots.
   sp = plan_split(16, 512, 132, -1, 3.f);

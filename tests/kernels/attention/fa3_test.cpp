@@ -316,7 +316,7 @@ TEST_F(Fa3Gpu, PersistentLaunchEveryMode) {
     check({1, 4, 2, 3000, 5000}, d, true, "fp16");
   }
   check({1, 4, 4, 5000, 3000}, 128, true, "bf16");  // rows that see no key
-  for (std::int64_t d : {128, 256}) {  // the e4m3 instantiations share the scheduler
+  for (std::int64_t d : {128, 256}) {               // the e4m3 instantiations share the scheduler
     check({2, 3, 3, 1000, 1000}, d, true, "fp8_e4m3");
     check({1, 4, 4, 5000, 3000}, d, true, "fp8_e4m3");
   }
@@ -411,8 +411,7 @@ TEST_F(Fa3Gpu, Fp8MaxFreeBlocksAndRebase) {
           EXPECT_GT(max_free, 0) << v;
           if (limit == low) {
             EXPECT_GT(rebase, max_free / 2) << v;
-          }
-          else EXPECT_LT(rebase, max_free / 100) << v;  // default: rare
+          } else EXPECT_LT(rebase, max_free / 100) << v;  // default: rare
         }
       }
   ScopedEnv env("GENBENCH_FA3_FP8_P_LIMIT", low.c_str());

@@ -34,7 +34,8 @@ TEST(NcclDeviceFill, EqualsCollectiveInputInEveryType) {
       GENBENCH_CHECK_CUDA(cudaMemcpy(host.data(), buf.get(), host.size(), cudaMemcpyDeviceToHost));
       std::int64_t wrong = 0;
       for (std::int64_t i = 0; i < n; ++i)
-        if (convert::element(s.dtype, host.data(), static_cast<std::size_t>(i)) != collective_input(s, 4242, 1, i)) ++wrong;
+        if (convert::element(s.dtype, host.data(), static_cast<std::size_t>(i)) != collective_input(s, 4242, 1, i))
+          ++wrong;
       EXPECT_EQ(wrong, 0) << dtype << " " << redop;
     }
 }

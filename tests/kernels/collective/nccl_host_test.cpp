@@ -25,7 +25,8 @@ Point coll_point(const char* kind, std::int64_t bytes, const char* dtype, const 
 
 TEST(NcclExpectedAt, MatchesCollectiveExpectedEveryElement) {
   int cases = 0;
-  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"})
+  for (const char* kind :
+       {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"})
     for (const char* dtype : {"fp32", "bf16", "fp8_e4m3"})
       for (const char* redop : {"sum", "prod", "max", "min", "avg"})
         for (int world : {1, 2, 3, 4}) {

@@ -70,29 +70,55 @@ TEST_F(DecodeGpu, OddLengthsEveryPageSizeAgainstContiguous) {
 }
 
 TEST_F(DecodeGpu, GroupsNewTokensHeadDimsAndTypes) {
-  check({{"batch", I(2)}, {"heads", I(64)}, {"heads_kv", I(8)}, {"cache", I(3001)}, {"page_size", I(64)}, {"varlen", I(1)}});
+  check({{"batch", I(2)},
+         {"heads", I(64)},
+         {"heads_kv", I(8)},
+         {"cache", I(3001)},
+         {"page_size", I(64)},
+         {"varlen", I(1)}});
   check({{"batch", I(2)}, {"heads", I(16)}, {"heads_kv", I(1)}, {"cache", I(1500)}, {"page_size", I(16)}});
   for (std::int64_t n : {2, 5, 16})
     check({{"batch", I(2)}, {"new_tokens", n}, {"cache", I(517)}, {"page_size", I(16)}, {"varlen", I(1)}});
   check({{"batch", I(2)}, {"new_tokens", I(3)}, {"cache", I(400)}, {"causal", I(0)}});
   for (std::int64_t hd : {64, 256})
     for (const char* dt : {"bf16", "fp16"})
-      check({{"batch", I(2)}, {"heads", I(16)}, {"heads_kv", I(4)}, {"head_dim", hd}, {"new_tokens", I(2)},
-             {"cache", I(700)}, {"page_size", I(64)}, {"dtype", std::string(dt)}});
+      check({{"batch", I(2)},
+             {"heads", I(16)},
+             {"heads_kv", I(4)},
+             {"head_dim", hd},
+             {"new_tokens", I(2)},
+             {"cache", I(700)},
+             {"page_size", I(64)},
+             {"dtype", std::string(dt)}});
 }
 
 TEST_F(DecodeGpu, Fp8KvCache) {
   for (std::int64_t hd : {64, 128, 256})
-    check({{"batch", I(3)}, {"heads", I(16)}, {"heads_kv", I(4)}, {"head_dim", hd}, {"cache", I(1000)},
-           {"page_size", I(16)}, {"varlen", I(1)}, {"kv_dtype", std::string("fp8_e4m3")}});
-  check({{"batch", I(2)}, {"heads", I(64)}, {"heads_kv", I(8)}, {"new_tokens", I(8)}, {"cache", I(600)},
-         {"kv_dtype", std::string("fp8_e4m3")}, {"dtype", std::string("fp16")}});
+    check({{"batch", I(3)},
+           {"heads", I(16)},
+           {"heads_kv", I(4)},
+           {"head_dim", hd},
+           {"cache", I(1000)},
+           {"page_size", I(16)},
+           {"varlen", I(1)},
+           {"kv_dtype", std::string("fp8_e4m3")}});
+  check({{"batch", I(2)},
+         {"heads", I(64)},
+         {"heads_kv", I(8)},
+         {"new_tokens", I(8)},
+         {"cache", I(600)},
+         {"kv_dtype", std::string("fp8_e4m3")},
+         {"dtype", std::string("fp16")}});
 }
 
 TEST_F(DecodeGpu, GraphReplaysWithNewLengths) {
   for (const char* kv : {"same", "fp8_e4m3"}) {
-    const std::string d = check({{"batch", I(3)}, {"cache", I(1000)}, {"page_size", I(16)}, {"varlen", I(1)},
-                                 {"mode", std::string("graph")}, {"kv_dtype", std::string(kv)}});
+    const std::string d = check({{"batch", I(3)},
+                                 {"cache", I(1000)},
+                                 {"page_size", I(16)},
+                                 {"varlen", I(1)},
+                                 {"mode", std::string("graph")},
+                                 {"kv_dtype", std::string(kv)}});
     EXPECT_NE(d.find("replayed with 2 more sets of lengths"), std::string::npos) << d;
   }
 }

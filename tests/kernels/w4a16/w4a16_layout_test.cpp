@@ -106,7 +106,8 @@ TEST(W4a16Layout, ScalesAndZerosSitWhereTheLaneLoadsThem) {
         for (int j = 0; j < 8; ++j) {
           const std::int64_t col = nt * kTileN + 8 * j + g;  // the column of sub-tile j, lane group g
           // the kernel: 16-byte load at scale row + 64 nt + 8 g, element j
-          EXPECT_EQ(ps[static_cast<std::size_t>(r * n + nt * kTileN + 8 * g + j)], s[static_cast<std::size_t>(r * n + col)]);
+          EXPECT_EQ(ps[static_cast<std::size_t>(r * n + nt * kTileN + 8 * g + j)],
+                    s[static_cast<std::size_t>(r * n + col)]);
           // the kernel: word g of tile nt, nibble j
           const std::uint32_t word = pz[static_cast<std::size_t>((r * (n / kTileN) + nt) * 8 + g)];
           EXPECT_EQ((word >> (4 * j)) & 0xF, z[static_cast<std::size_t>(r * n + col)]);
@@ -165,7 +166,8 @@ TEST(W4a16Layout, ReferenceGemmMatchesANaiveSum) {
         for (std::int64_t kk = 0; kk < k; ++kk) {
           const std::size_t gi = static_cast<std::size_t>((kk / group) * n + j);
           const int zero = zp ? z[gi] : 8;
-          want += a[static_cast<std::size_t>(i * k + kk)] * static_cast<float>(codes[static_cast<std::size_t>(kk * n + j)] - zero) * s[gi];
+          want += a[static_cast<std::size_t>(i * k + kk)] *
+                  static_cast<float>(codes[static_cast<std::size_t>(kk * n + j)] - zero) * s[gi];
         }
         EXPECT_DOUBLE_EQ(d[static_cast<std::size_t>(i * n + j)], want);
       }

@@ -146,12 +146,13 @@ TEST(W4a16Mma, MatchesTheReferenceForEveryGroupAndZeroPoints) {
   for (bool bf16 : {false, true})
     for (bool zp : {false, true})
       for (std::int64_t group : {32, 64, 128, 0})
-        for (auto [m, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 128, 256}, {17, 192, 512}, {64, 128, 384}}) {
+        for (auto [m, n, k] :
+             {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 128, 256}, {17, 192, 512}, {64, 128, 384}}) {
           if (group && k % group) continue;
           double tol = 0;
           const double err = run_problem({m, n, k, group, bf16, zp}, &tol);
-          EXPECT_LE(err, tol) << (bf16 ? "bf16" : "fp16") << (zp ? " uint4+zp" : " int4") << " group " << group << " m=" << m
-                              << " n=" << n << " k=" << k;
+          EXPECT_LE(err, tol) << (bf16 ? "bf16" : "fp16") << (zp ? " uint4+zp" : " int4") << " group " << group
+                              << " m=" << m << " n=" << n << " k=" << k;
         }
 }
 
