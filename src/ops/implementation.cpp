@@ -73,10 +73,7 @@ ImplementationRegistrar::ImplementationRegistrar(ImplementationInfo info, Implem
 }
 
 const Implementation* Registry::find(const std::string& op, const std::string& name, BackendKind b) const {
-  for (const auto& e : entries_)
-    if (e.info->op == op && e.info->name == name && e.info->backend == b && e.info->missing.empty())
-      return e.impl.get();
-  // A twin of a build without the backend answers only for its own backend.
+  // One entry per key: a build has either the implementation or its twin.
   for (const auto& e : entries_)
     if (e.info->op == op && e.info->name == name && e.info->backend == b) return e.impl.get();
   return nullptr;

@@ -11,6 +11,7 @@
 #include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/attention.h"
+#include "support/gpu_suite.h"
 #include "support/test_env.h"
 #ifdef GENBENCH_HAVE_CUDA
 #include "kernels/attention/common/attention_case.h"
@@ -21,20 +22,8 @@ namespace {
 
 using Shape = test::AttentionDims;
 
-class AttentionGpu : public ::testing::Test {
+class AttentionGpu : public test::GpuSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (!test::have_gpu()) return;
-    backend_ = make_cuda_backend(BackendOptions{}).release();
-  }
-  static void TearDownTestSuite() {
-    delete backend_;
-    backend_ = nullptr;
-  }
-  void SetUp() override {
-    if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
-  }
-
   // Prepares and validates one point; returns the case for further checks (nullptr when the
   // implementation reports it cannot run the point, which fails the test unless allowed).
   std::unique_ptr<Case> check(const std::string& impl, const Point& p, bool may_be_unsupported = false) {
@@ -61,10 +50,8 @@ class AttentionGpu : public ::testing::Test {
     return test::attention_point(impl, s, d, causal, dtype, varlen, graph);
   }
 
-  static Backend* backend_;
   static std::uint64_t seed_;
 };
-Backend* AttentionGpu::backend_ = nullptr;
 std::uint64_t AttentionGpu::seed_ = 0;
 
 // Odd lengths, tile tails, sq != sk both ways (causal rows with no visible key), GQA and MQA.

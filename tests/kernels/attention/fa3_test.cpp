@@ -19,6 +19,7 @@
 #include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/attention.h"
+#include "support/gpu_suite.h"
 #include "support/test_env.h"
 
 namespace genbench {
@@ -31,20 +32,17 @@ Point fa3_point(const Fa3Shape& s, std::int64_t d, bool causal, const char* dtyp
   return test::attention_point("fa3", s, d, causal, dtype, varlen, graph);
 }
 
-class Fa3Gpu : public ::testing::Test {
+class Fa3Gpu : public test::GpuSuite {
  protected:
   static void SetUpTestSuite() {
-    if (!test::have_gpu()) return;
-    backend_ = make_cuda_backend(BackendOptions{}).release();
+    GpuSuite::SetUpTestSuite();
+    if (!backend_) return;
     const DeviceInfo info = backend_->device_info();
     hopper_ = info.cc_major == 9 && info.cc_minor == 0;
   }
-  static void TearDownTestSuite() {
-    delete backend_;
-    backend_ = nullptr;
-  }
   void SetUp() override {
-    if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+    GpuSuite::SetUp();
+    if (IsSkipped()) return;
     if (!hopper_) GTEST_SKIP() << "fa3 needs a compute capability 9.0 device";
   }
 
@@ -73,11 +71,9 @@ class Fa3Gpu : public ::testing::Test {
     return c;
   }
 
-  static Backend* backend_;
   static bool hopper_;
   static std::uint64_t seed_;
 };
-Backend* Fa3Gpu::backend_ = nullptr;
 bool Fa3Gpu::hopper_ = false;
 std::uint64_t Fa3Gpu::seed_ = 0;
 

@@ -11,26 +11,15 @@
 #include "backend/backend.h"
 #include "ops/decode/decode.h"
 #include "ops/implementation.h"
+#include "support/gpu_suite.h"
 #include "support/points.h"
 #include "support/test_env.h"
 
 namespace genbench {
 namespace {
 
-class DecodeGpu : public ::testing::Test {
+class DecodeGpu : public test::GpuSuite {
  protected:
-  static void SetUpTestSuite() {
-    if (!test::have_gpu()) return;
-    backend_ = make_cuda_backend(BackendOptions{}).release();
-  }
-  static void TearDownTestSuite() {
-    delete backend_;
-    backend_ = nullptr;
-  }
-  void SetUp() override {
-    if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
-  }
-
   // Validates one point; returns its validation detail.
   std::string check(const std::map<std::string, AxisValue>& axes) {
     const Point p = test::point_with(decode_op(), "fa3", axes);
@@ -51,10 +40,8 @@ class DecodeGpu : public ::testing::Test {
     return v.detail;
   }
 
-  static Backend* backend_;
   static std::uint64_t seed_;
 };
-Backend* DecodeGpu::backend_ = nullptr;
 std::uint64_t DecodeGpu::seed_ = 0;
 
 using M = std::map<std::string, AxisValue>;
