@@ -5,6 +5,7 @@
 # gtest), both carried prebuilt in .w4/ when they run there, else built with nvcc; then:
 #   env.txt      device, clocks, the opcode mix of the fp16 int4 kernels (16 and 64 rows)
 #   gtest.txt    the GPU tests
+#   sweep.txt    the streaming kernel (m <= 16) at forced split-k beside the automatic choice
 #   check.txt    validation, timings against fp16 cuBLASLt, grouped GEMMs, fp8 candidates
 #   torch.txt    torch's int4 kernel, fp16 torch.matmul, torch._scaled_mm and its kernel name
 #   sanitize.txt compute-sanitizer memcheck of the small validation cases and the GPU tests
@@ -24,9 +25,9 @@ if ! timeout 30 "$BIN" probe >> "$E" 2>&1; then
     scripts/device/w4a16/w4a16_check.cu $SRC -lcublasLt -lcublas -o /tmp/w4a16_check
   BIN=/tmp/w4a16_check
 fi
-for k in halfLi1ELb0 halfLi4ELb0; do
-  echo "opcodes of w4a16_mma_kernel<$k>:" >> "$E"
-  cuobjdump --dump-sass "$BIN" 2>/dev/null | awk -v k="w4a16_mma_kernelI6__$k" '$0 ~ "Function : .*" k {f=1;next} /Function :/{f=0} f' |
+for k in w4a16_stream_kernelI6__halfLb0ELb0ELb0E w4a16_mma_kernelI6__halfLi4ELb0; do
+  echo "opcodes of $k:" >> "$E"
+  cuobjdump --dump-sass "$BIN" 2>/dev/null | awk -v k="$k" '$0 ~ "Function : .*" k {f=1;next} /Function :/{f=0} f' |
     grep -oE "^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_.]+" | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | tr '\n' ' ' >> "$E"
   echo >> "$E"
 done
@@ -36,13 +37,15 @@ tail -4 "$OUT/gtest.txt"
 step check 100 check.txt "$BIN" all
 grep -E "FAIL|FAILURES|GROUPED|none of" "$OUT/check.txt" | head
 echo "ok lines: $(grep -c '^VALIDATE ok\|^SAMPLED ok' "$OUT/check.txt")"
+step sweep 60 sweep.txt "$BIN" sweep
+grep CSV,sweep "$OUT/sweep.txt" | cut -c1-250
 step torch 40 torch.txt python3 scripts/device/w4a16/torch_peers.py all
 grep -E "CHECK|rror" "$OUT/torch.txt" | head -8
 step sanitize 35 sanitize.txt bash -c "compute-sanitizer --tool memcheck $BIN sanitize; compute-sanitizer --tool memcheck $GT"
 grep -E "ERROR SUMMARY|FAILURES|PASSED|FAILED" "$OUT/sanitize.txt"
 python3 scripts/device/w4a16/summarize.py "$OUT/check.txt" "$OUT/torch.txt" > "$OUT/summary.md" 2>&1
 cat "$OUT/summary.md" | cut -c1-250
-step ncu 30 ncu.txt ncu --clock-control none -k regex:w4a16_mma_kernel --launch-skip 3 --launch-count 5 \
+step ncu 30 ncu.txt ncu --clock-control none -k regex:w4a16_ --launch-skip 3 --launch-count 5 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy "$BIN" profile
 grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Stall|Achieved Occupancy" "$OUT/ncu.txt" | head -20
 echo "total $(( $(date +%s) - t0 )) s"

@@ -154,6 +154,71 @@ __device__ __forceinline__ void store2(__nv_bfloat16* d, float v0, float v1) {
   *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
 }
 
+// The end of every kernel here: the k-warps' partial sums meet in shared memory `red` (at least
+// MT * 16 x kRedStride floats), one k-warp after the other (plain stores and adds, no atomics);
+// then the CTA's tile goes to D, or with split-k into the fp32 workspace, and the last CTA of
+// the tile (a counter) writes D from it and zeroes it for the next launch.
+template <typename T, int MT>
+__device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[MT][8][4], float* red, int* s_last,
+                                            int m_block, int n_block, int wn, int wk, bool nt_ok) {
+  const int tid = threadIdx.x, lane = tid & 31, g = lane / 4, t = lane % 4;
+  const int m0 = m_block * MT * 16;
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[mt][j][c] : *x + acc[mt][j][c];
+          }
+    }
+    __syncthreads();
+  }
+
+  const int rows = min(MT * 16, p.m - m0);
+  T* d = static_cast<T*>(p.d);
+  auto store = [&](int r, int col, float v0, float v1) {
+    store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
+  };
+  if (p.splits == 1) {
+    for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
+      const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
+      if (col < p.n) store(r, col, red[r * kRedStride + c2], red[r * kRedStride + c2 + 1]);
+    }
+    return;
+  }
+  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
+    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
+    if (col < p.n) {
+      float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
+      atomicAdd(x, red[r * kRedStride + c2]);
+      atomicAdd(x + 1, red[r * kRedStride + c2 + 1]);
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  const int tile = m_block * p.nb + n_block;
+  if (tid == 0) *s_last = atomicAdd(&p.counters[tile], 1) == p.splits - 1;
+  __syncthreads();
+  if (!*s_last) return;
+  __threadfence();
+  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
+    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
+    if (col < p.n) {
+      float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
+      const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
+      store(r, col, v.x, v.y);
+      __stcg(reinterpret_cast<float2*>(x), make_float2(0.0f, 0.0f));  // ready for the next launch
+    }
+  }
+  if (tid == 0) p.counters[tile] = 0;
+}
+
 template <typename T, int MT, bool ZP>
 __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -163,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
   constexpr int kStages = stages<MT>();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wn = warp / kWarpsK, wk = warp % kWarpsK;
-  const int g = lane / 4, t = lane % 4;
+  const int g = lane / 4;
   // One-dimensional grid, m tile fastest: the CTAs that read the same weights run together,
   // so all but the first read them from L2.
   const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
@@ -284,65 +349,110 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
     }
   }
 
-  // The k-warps' partial sums meet in shared memory, one k-warp after the other (plain
-  // stores and adds, no atomics): red[row][col] over the CTA's tile.
   cp_wait<0>();
   __syncthreads();
-  float* red = reinterpret_cast<float*>(smem);
-#pragma unroll 1
-  for (int q = 0; q < kWarpsK; ++q) {
-    if (wk == q && nt_ok) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
-            float* x = &red[row * kRedStride + col];
-            *x = q == 0 ? acc[mt][j][c] : *x + acc[mt][j][c];
-          }
-    }
-    __syncthreads();
-  }
+  finish_tile<T, MT>(p, acc, reinterpret_cast<float*>(smem), &s_last, m_block, n_block, wn, wk, nt_ok);
+}
 
-  const int rows = min(MT * 16, p.m - m0);
-  T* d = static_cast<T*>(p.d);
-  auto store = [&](int r, int col, float v0, float v1) {
-    store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
-  };
-  if (p.splits == 1) {
-    for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-      const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
-      if (col < p.n) store(r, col, red[r * kRedStride + c2], red[r * kRedStride + c2 + 1]);
+// Few tokens (m <= 16): the weights stream from device memory straight into registers. A CTA of
+// 8 warps owns 128 columns (2 warps of 64 across n) and a k range (split-k); its 4 warps along k
+// take every fourth batch of U k-tiles (16 deep each) of that range. Per batch a lane issues its
+// U 16-byte weight loads (not kept in L1: each byte is read once), the scale rows (and zero
+// words) of the batch and its A fragments (rows g and g + 8, read through L1: every warp at the
+// same k reads the same A), all before the first use; then dequantises and issues 8 mma per
+// k-tile. No shared memory until the k-warps' partial sums meet in finish_tile().
+//   R16    rows 9-16 present (else rows g + 8 of the A fragment are zero and not loaded)
+//   MULTI  groups of 32 or 64: one scale row per 32 k of the batch (else one for the batch)
+template <bool R16>
+__host__ __device__ constexpr int stream_unroll() {
+  return R16 ? 4 : 8;  // k-tiles per batch: 16 or 32 registers of A fragments
+}
+
+__device__ __forceinline__ uint4 ld_stream(const unsigned char* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+template <typename T, bool ZP, bool MULTI, bool R16>
+__global__ void __launch_bounds__(kThreads, 2) w4a16_stream_kernel(const Params p) {
+  constexpr int U = stream_unroll<R16>();
+  constexpr int kRows = MULTI ? U / 2 : 1;  // scale rows per batch
+  __shared__ float red[16 * kRedStride];
+  __shared__ int s_last;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wn = warp / kWarpsK, wk = warp % kWarpsK;
+  const int g = lane / 4, t = lane % 4;
+  // m tile fastest, as in the fused kernel (more than one only where a 16-row tile is forced).
+  const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
+            split = blockIdx.x / (p.m_tiles * p.nb);
+  const int batches = p.k / (16 * U);
+  const int b_begin = static_cast<int>(static_cast<long long>(split) * batches / p.splits);
+  const int b_end = static_cast<int>(static_cast<long long>(split + 1) * batches / p.splits);
+  const int nt = n_block * 2 + wn;
+  const bool nt_ok = nt < p.ntn;
+
+  float acc[1][8][4];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[0][j][c] = 0.0f;
+
+  const T* a = static_cast<const T*>(p.a);
+  const int m0 = m_block * 16;
+  const bool row_lo = m0 + g < p.m, row_hi = R16 && m0 + g + 8 < p.m;
+  const std::uint32_t* a_lo =
+      reinterpret_cast<const std::uint32_t*>(a + static_cast<std::size_t>(row_lo ? m0 + g : 0) * p.k + 2 * t);
+  const std::uint32_t* a_hi =
+      reinterpret_cast<const std::uint32_t*>(a + static_cast<std::size_t>(row_hi ? m0 + g + 8 : 0) * p.k + 2 * t);
+  const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
+  const unsigned char* w_lane = p.w + static_cast<std::size_t>(nt) * kTileBytes + lane * 16;
+  const unsigned char* s_lane = p.s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
+  constexpr std::uint32_t kSymZ = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
+
+  for (int b = b_begin + wk; nt_ok && b < b_end; b += kWarpsK) {
+    const int k0 = b * 16 * U;
+    // Every load of the batch first.
+    uint4 wv[U];
+    const unsigned char* wp = w_lane + static_cast<std::size_t>(b) * U * tile_stride;
+#pragma unroll
+    for (int u = 0; u < U; ++u) wv[u] = ld_stream(wp + u * tile_stride);
+    uint4 sv[kRows];
+    std::uint32_t zw[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int gr = (k0 + 32 * r) / p.group;
+      sv[r] = __ldg(reinterpret_cast<const uint4*>(s_lane + static_cast<std::size_t>(gr) * p.n * 2));
+      if (ZP) zw[r] = __ldg(p.z + (static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g);
     }
-    return;
-  }
-  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
-    if (col < p.n) {
-      float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-      atomicAdd(x, red[r * kRedStride + c2]);
-      atomicAdd(x + 1, red[r * kRedStride + c2 + 1]);
+    std::uint32_t af[U][4];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int kk = (k0 + 16 * u) / 2;  // in 32-bit words
+      af[u][0] = row_lo ? __ldg(a_lo + kk) : 0u;
+      af[u][2] = row_lo ? __ldg(a_lo + kk + 4) : 0u;
+      af[u][1] = row_hi ? __ldg(a_hi + kk) : 0u;
+      af[u][3] = row_hi ? __ldg(a_hi + kk + 4) : 0u;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int r = MULTI ? u / 2 : 0;
+      const std::uint32_t sw[4] = {sv[r].x, sv[r].y, sv[r].z, sv[r].w};
+      const std::uint32_t wq[4] = {wv[u].x, wv[u].y, wv[u].z, wv[u].w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        const std::uint32_t z_lo = ZP ? (Bits<T>::neg_magic | ((zw[r] >> (8 * w)) & 0xFu)) * 0x10001u : kSymZ;
+        const std::uint32_t z_hi = ZP ? (Bits<T>::neg_magic | ((zw[r] >> (8 * w + 4)) & 0xFu)) * 0x10001u : kSymZ;
+        std::uint32_t bq[4];
+        dequant_word<T>(wq[w], z_lo, z_hi, __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232), bq);
+        mma16816<T>(acc[0][2 * w], af[u], bq[0], bq[1]);
+        mma16816<T>(acc[0][2 * w + 1], af[u], bq[2], bq[3]);
+      }
     }
   }
-  __threadfence();
-  __syncthreads();
-  const int tile = m_block * p.nb + n_block;
-  if (tid == 0) s_last = atomicAdd(&p.counters[tile], 1) == p.splits - 1;
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
-  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
-    if (col < p.n) {
-      float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-      const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
-      store(r, col, v.x, v.y);
-      __stcg(reinterpret_cast<float2*>(x), make_float2(0.0f, 0.0f));  // ready for the next launch
-    }
-  }
-  if (tid == 0) p.counters[tile] = 0;
+  finish_tile<T, 1>(p, acc, red, &s_last, m_block, n_block, wn, wk, nt_ok);
 }
 
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
@@ -426,12 +536,33 @@ KernelFn pick_mt(bool bf16, bool zp) {
   return zp ? w4a16_mma_kernel<__half, MT, true> : w4a16_mma_kernel<__half, MT, false>;
 }
 
-KernelFn pick(int tile_m, bool bf16, bool zp, int* smem) {
+template <typename T, bool R16>
+KernelFn pick_stream(bool zp, bool multi) {
+  if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16> : w4a16_stream_kernel<T, true, false, R16>;
+  return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
+}
+
+// The kernel for a shape and tile height, and its dynamic shared memory. 16-row tiles are the
+// streaming kernel's.
+KernelFn pick(const Arguments& a, int tile_m, int* smem) {
   switch (tile_m) {
-    case 16: *smem = smem_bytes<1>(); return pick_mt<1>(bf16, zp);
-    case 32: *smem = smem_bytes<2>(); return pick_mt<2>(bf16, zp);
-    default: *smem = smem_bytes<4>(); return pick_mt<4>(bf16, zp);
+    case 16: {
+      *smem = 0;
+      const bool r16 = a.m > 8;  // some 16-row tile has rows 9-16
+      const bool multi = a.group < 16 * (r16 ? stream_unroll<true>() : stream_unroll<false>());
+      if (a.bf16) return r16 ? pick_stream<__nv_bfloat16, true>(a.zero_points, multi)
+                             : pick_stream<__nv_bfloat16, false>(a.zero_points, multi);
+      return r16 ? pick_stream<__half, true>(a.zero_points, multi) : pick_stream<__half, false>(a.zero_points, multi);
+    }
+    case 32: *smem = smem_bytes<2>(); return pick_mt<2>(a.bf16, a.zero_points);
+    default: *smem = smem_bytes<4>(); return pick_mt<4>(a.bf16, a.zero_points);
   }
+}
+
+// Units of k one split can take: stages of 128 (fused) or the streaming kernel's batches.
+int k_units(const Arguments& a, int tile_m) {
+  if (tile_m != 16) return static_cast<int>(a.k / kBlockK);
+  return static_cast<int>(a.k / (16 * (a.m > 8 ? stream_unroll<true>() : stream_unroll<false>())));
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
@@ -460,22 +591,25 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   // measured (docs/int4-gemm.md).
   tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
   int smem = 0;
-  const KernelFn fn = pick(tile_m_, a.bf16, a.zero_points, &smem);
-  if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+  const KernelFn fn = pick(a, tile_m_, &smem);
+  if (smem > 0 && cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
     check_launch("cudaFuncSetAttribute");
   cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm_, fn, kThreads, smem) != cudaSuccess)
     check_launch("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   ctas_per_sm_ = std::max(ctas_per_sm_, 1);
-  const int iters = static_cast<int>(a.k / kBlockK);
+  const int units = k_units(a, tile_m_);
   const long long tiles = ((a.n / kTileN + 1) / 2) * ((a.m + tile_m_ - 1) / tile_m_);
   if (a.split_k > 0) {
     splits_ = a.split_k;
   } else {
     // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
-    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split.
+    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (fused),
+    // or one batch per k-warp (streaming).
     const long long slots = static_cast<long long>(sms_) * ctas_per_sm_;
-    splits_ = static_cast<int>(std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), iters / 2)));
+    const int per_split = tile_m_ == 16 ? kWarpsK : 2;
+    splits_ = static_cast<int>(
+        std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));
   }
 }
 
@@ -504,7 +638,7 @@ void MmaGemm::run(cudaStream_t stream) const {
   p.counters = counters_;
   if (splits_ > 1 && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
   int smem = 0;
-  const KernelFn fn = pick(tile_m_, args_.bf16, args_.zero_points, &smem);
+  const KernelFn fn = pick(args_, tile_m_, &smem);
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
   check_launch("w4a16_mma_kernel");
@@ -513,7 +647,13 @@ void MmaGemm::run(cudaStream_t stream) const {
 std::string MmaGemm::describe() const {
   const long long ctas = ((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
   char buf[160];
-  const int st = tile_m_ == 16 ? stages<1>() : tile_m_ == 32 ? stages<2>() : stages<4>();
+  if (tile_m_ == 16) {
+    const int u = args_.m > 8 ? stream_unroll<true>() : stream_unroll<false>();
+    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d", kBlockN, 16 * u, splits_,
+                  ctas, sms_, ctas_per_sm_);
+    return buf;
+  }
+  const int st = tile_m_ == 32 ? stages<2>() : stages<4>();
   std::snprintf(buf, sizeof(buf), "mma_sm80 tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kBlockN,
                 kBlockK, splits_, ctas, sms_, ctas_per_sm_, st);
   return buf;

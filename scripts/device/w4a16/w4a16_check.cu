@@ -404,6 +404,12 @@ void run_validation(bool small_only) {
   for (int tm : {16, 32, 64})  // each tile height on a ragged m
     for (bool bf16 : {false, true}) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm);
   for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed);
+  // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
+  // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
+  for (std::int64_t m : {8, 9}) validate_case(m, 320, 1024, 32, m == 9, m == 8, 0, false, ++seed);
+  validate_case(2, 128, 128, 0, false, false, 1, false, ++seed);
+  validate_case(13, 192, 256, 64, true, true, 2, false, ++seed);
+  validate_case(4, 448, 2048, 128, false, true, 16, false, ++seed);
   for (bool bf16 : {false, true})
     for (bool zp : {false, true}) validate_case(100, 256, 512, zp ? 64 : 128, bf16, zp, 0, true, ++seed);
 }
@@ -782,6 +788,71 @@ void time_fp8() {
 }
 
 // One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
+// The streaming kernel (m <= 16) with forced split-k beside the automatic choice: which split
+// fills the card best (medians of 3, L2 cold).
+void sweep_splits() {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
+                                                                 {8192, 8192}, {28672, 8192}, {8192, 28672}};
+  for (const auto& [n, k] : nk) {
+    const std::size_t wbytes = k * n / 2, sbytes = k / 128 * n * 2, c4 = copies_for(wbytes + sbytes);
+    std::vector<unsigned char*> w(c4), sc(c4);
+    for (std::size_t c = 0; c < c4; ++c) {
+      w[c] = dalloc<unsigned char>(wbytes);
+      sc[c] = dalloc<unsigned char>(sbytes);
+      fill_bytes(w[c], wbytes, 100 + c);
+      fill_16(sc[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);
+    }
+    auto* a = dalloc<std::uint16_t>(16 * k);
+    auto* d = dalloc<std::uint16_t>(16 * n);
+    fill_16(a, 16 * k, 500, -1.0f, 1.0f, false);
+    for (std::int64_t m : {1, 16}) {
+      Arguments args;
+      args.m = m;
+      args.n = n;
+      args.k = k;
+      args.group = 128;
+      args.a = a;
+      args.d = d;
+      args.w = w[0];
+      args.scales = sc[0];
+      const int auto_split = MmaGemm(args, 0).splits();
+      std::string line;
+      for (int split : {0, 1, 2, 4, 8, 16}) {
+        if (split > k / 128 || (split && split == auto_split)) continue;
+        std::vector<std::unique_ptr<MmaGemm>> plans;
+        void* ws = nullptr;
+        for (std::size_t c = 0; c < c4; ++c) {
+          Arguments ac = args;
+          ac.w = w[c];
+          ac.scales = sc[c];
+          ac.split_k = split;
+          plans.push_back(std::make_unique<MmaGemm>(ac, 0));
+          if (!ws && plans.back()->workspace_size()) CK(cudaMalloc(&ws, plans.back()->workspace_size()));
+          plans.back()->initialize(ws, g_stream);
+        }
+        auto call = [&](int i) { plans[i % c4]->run(g_stream); };
+        double t[3];
+        for (int r = 0; r < 3; ++r) t[r] = time_op(call);
+        std::sort(t, t + 3);
+        const double gbps = (wbytes + sbytes + m * k * 2.0 + m * n * 2.0) / t[1] * 1e-9;
+        char buf[96];
+        std::snprintf(buf, sizeof(buf), " split=%d%s:%.2fus/%.0fGBps", plans[0]->splits(), split ? "" : "(auto)",
+                      t[1] * 1e6, gbps);
+        line += buf;
+        if (ws) cudaFree(ws);
+      }
+      std::printf("CSV,sweep,m=%lld,n=%lld,k=%lld,%s\n", (long long)m, (long long)n, (long long)k, line.c_str());
+      std::fflush(stdout);
+    }
+    for (std::size_t c = 0; c < c4; ++c) {
+      cudaFree(w[c]);
+      cudaFree(sc[c]);
+    }
+    cudaFree(a);
+    cudaFree(d);
+  }
+}
+
 void profile_launches() {
   const std::int64_t n = 28672, k = 8192, g = 128;
   auto* w = dalloc<unsigned char>(n * k / 2);
@@ -835,6 +906,8 @@ int main(int argc, char** argv) {
     run_validation(true);
   } else if (mode == "profile") {
     profile_launches();
+  } else if (mode == "sweep") {
+    sweep_splits();
   } else if (mode == "probe") {
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
