@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/w4a16/common/w4a16_layout.h"
 
@@ -154,33 +155,15 @@ __device__ __forceinline__ void store2(__nv_bfloat16* d, float v0, float v1) {
   *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
 }
 
-// The end of every kernel here: the k-warps' partial sums meet in shared memory `red` (at least
-// MT * 16 x kRedStride floats), one k-warp after the other (plain stores and adds, no atomics);
-// then the CTA's tile goes to D, or with split-k into the fp32 workspace, and the last CTA of
-// the tile (a counter) writes D from it and zeroes it for the next launch.
-template <typename T, int MT>
-__device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[MT][8][4], float* red, int* s_last,
-                                            int m_block, int n_block, int wn, int wk, bool nt_ok) {
-  const int tid = threadIdx.x, lane = tid & 31, g = lane / 4, t = lane % 4;
-  const int m0 = m_block * MT * 16;
-#pragma unroll 1
-  for (int q = 0; q < kWarpsK; ++q) {
-    if (wk == q && nt_ok) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
-            float* x = &red[row * kRedStride + col];
-            *x = q == 0 ? acc[mt][j][c] : *x + acc[mt][j][c];
-          }
-    }
-    __syncthreads();
-  }
-
-  const int rows = min(MT * 16, p.m - m0);
+// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][kRedStride] (the
+// last CTA of a tile, found with a counter, writes D from the workspace and zeroes it for the
+// next launch).
+template <typename T>
+__device__ __forceinline__ void store_tile(const Params& p, const float* red, int* s_last, int tile_rows, int m_block,
+                                           int n_block) {
+  const int tid = threadIdx.x;
+  const int m0 = m_block * tile_rows;
+  const int rows = min(tile_rows, p.m - m0);
   T* d = static_cast<T*>(p.d);
   auto store = [&](int r, int col, float v0, float v1) {
     store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
@@ -218,6 +201,33 @@ __device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[
   }
   if (tid == 0) p.counters[tile] = 0;
 }
+
+// The end of the fused kernel: the k-warps' partial sums meet in shared memory `red` (at least
+// MT * 16 x kRedStride floats), one k-warp after the other (plain stores and adds, no atomics),
+// then store_tile().
+template <typename T, int MT>
+__device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[MT][8][4], float* red, int* s_last,
+                                            int m_block, int n_block, int wn, int wk, bool nt_ok) {
+  const int tid = threadIdx.x, lane = tid & 31, g = lane / 4, t = lane % 4;
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int row = mt * 16 + g + (c >= 2 ? 8 : 0), col = wn * 64 + j * 8 + 2 * t + (c & 1);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[mt][j][c] : *x + acc[mt][j][c];
+          }
+    }
+    __syncthreads();
+  }
+  store_tile<T>(p, red, s_last, MT * 16, m_block, n_block);
+}
+
 
 template <typename T, int MT, bool ZP>
 __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(const Params p) {
@@ -354,33 +364,104 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
   finish_tile<T, MT>(p, acc, reinterpret_cast<float*>(smem), &s_last, m_block, n_block, wn, wk, nt_ok);
 }
 
-// Few tokens (m <= 16): the weights stream from device memory straight into registers. A CTA of
-// 8 warps owns 128 columns (2 warps of 64 across n) and a k range (split-k); its 4 warps along k
-// take every fourth batch of U k-tiles (16 deep each) of that range. Per batch a lane issues its
-// U 16-byte weight loads (not kept in L1: each byte is read once), the scale rows (and zero
-// words) of the batch and its A fragments (rows g and g + 8, read through L1: every warp at the
-// same k reads the same A), all before the first use; then dequantises and issues 8 mma per
-// k-tile. No shared memory until the k-warps' partial sums meet in finish_tile().
-//   R16    rows 9-16 present (else rows g + 8 of the A fragment are zero and not loaded)
-//   MULTI  groups of 32 or 64: one scale row per 32 k of the batch (else one for the batch)
+// Few tokens (m <= 16): the streaming kernel. A CTA of 8 warps owns 128 columns (2 warps of 64
+// across n) and a k range (split-k); its 4 warps along k take every fourth stage (4 k-tiles, 64
+// deep) of that range. Each warp keeps its own ring of kRing stages in shared memory, filled by
+// its own lanes with cp.async (the weight bytes each lane dequantises, the stage's A rows, scale
+// rows and zero words), so warps never wait for each other until the end: the ring keeps
+// kRing - 1 stages of weights in flight per warp while it computes one.
+//
+// Operands are swapped: D^T = W^T A^T, so the weights are the mma's A operand (16 columns of W
+// a row block) and the few tokens its n8 B operand; a 64-column tile takes 4 mma per k-tile (8
+// with more than 8 tokens), and no fragment row is wasted on absent tokens. The weights enter
+// the tensor cores as exact integers q - z; each stage's products gather in fp32 and are scaled
+// once per group row (fp32 scale), so D carries no rounding of the weights.
+//   R16    tokens 9-16 present: a second B operand and accumulator set
+//   MULTI  groups of 32: two scale and zero rows per stage (else one)
+constexpr int kStreamTiles = 4;  // k-tiles per stage
+constexpr int kRing = 3;         // stages per warp's ring
+constexpr int kARowBytes = kStreamTiles * kTileK * 2 + 16;  // 144: padded, conflict-free fragment loads
+
 template <bool R16>
-__host__ __device__ constexpr int stream_unroll() {
-  return R16 ? 4 : 8;  // k-tiles per batch: 16 or 32 registers of A fragments
+__host__ __device__ constexpr int stream_stage_bytes() {
+  return kStreamTiles * kTileBytes + (R16 ? 16 : 8) * kARowBytes + 2 * 8 * 16 + 2 * 8 * 4;
+}
+template <bool R16>
+__host__ __device__ constexpr int stream_smem_bytes() {
+  return kThreads / 32 * kRing * stream_stage_bytes<R16>();
 }
 
-__device__ __forceinline__ uint4 ld_stream(const unsigned char* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
 }
 
+template <typename T>
+__device__ __forceinline__ void mma16816_acc(float (&c)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
+                                             std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
+  const std::uint32_t a[4] = {a0, a1, a2, a3};
+  mma16816<T>(c, a, b0, b1);
+}
+
+// q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
+// 16-column block = sub-tiles 2w and 2w+1; k 0-7 and 8-15), exact in either type. zlo/zhi:
+// -(MAGIC + z) for the nibbles at bits 0-3 and 8-11 of each half; for fp16 the nibbles at bits
+// 4-7 and 12-15 are used in place (1024 + 16 q, times 1/16 in the fma: no shift), so their zero
+// term is -(64 + z), for bf16 (whose exponent reaches bit 7) they are shifted down first.
+template <typename T>
+__device__ __forceinline__ void codes_to_a(std::uint32_t q, std::uint32_t zlo0, std::uint32_t zhi0, std::uint32_t zlo1,
+                                           std::uint32_t zhi1, std::uint32_t (&a)[4]) {
+  constexpr std::uint32_t magic2 = Bits<T>::magic * 0x10001u;
+  const std::uint32_t q8 = q >> 8;
+  std::uint32_t x[4];  // register i of the layout: sub-tile 2w + i/2, k half i%2
+  x[0] = fma2<T>(lop3_and_or(q, 0x000f000fu, magic2), Bits<T>::one2, zlo0);
+  x[2] = fma2<T>(lop3_and_or(q8, 0x000f000fu, magic2), Bits<T>::one2, zlo1);
+  if constexpr (std::is_same_v<T, __half>) {
+    constexpr std::uint32_t sixteenth2 = 0x2C002C00u;  // 1/16
+    x[1] = fma2<T>(lop3_and_or(q, 0x00f000f0u, magic2), sixteenth2, zhi0);
+    x[3] = fma2<T>(lop3_and_or(q8, 0x00f000f0u, magic2), sixteenth2, zhi1);
+  } else {
+    x[1] = fma2<T>(lop3_and_or(q >> 4, 0x000f000fu, magic2), Bits<T>::one2, zhi0);
+    x[3] = fma2<T>(lop3_and_or(q >> 12, 0x000f000fu, magic2), Bits<T>::one2, zhi1);
+  }
+  a[0] = x[0];  // row g, k 0-7
+  a[1] = x[2];  // row g + 8, k 0-7
+  a[2] = x[1];  // row g, k 8-15
+  a[3] = x[3];  // row g + 8, k 8-15
+}
+
+// -(MAGIC + z) and the in-place nibbles' zero term, both halves, for zero code z.
+template <typename T>
+__device__ __forceinline__ std::uint32_t zero_lo(std::uint32_t z) {
+  return (Bits<T>::neg_magic | z) * 0x10001u;
+}
+template <typename T>
+__device__ __forceinline__ std::uint32_t zero_hi(std::uint32_t z) {
+  if constexpr (std::is_same_v<T, __half>) return (0xD400u | (z << 4)) * 0x10001u;  // -(64 + z)
+  return zero_lo<T>(z);
+}
+
+template <typename T>
+__device__ __forceinline__ float to_float(std::uint16_t bits);
+template <>
+__device__ __forceinline__ float to_float<__half>(std::uint16_t bits) {
+  __half_raw r;
+  r.x = bits;
+  return __half2float(__half(r));
+}
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
+  return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
+}
+
+// Two CTAs an SM (128 registers), but for 9-16 tokens with zero points (one CTA: no spills).
 template <typename T, bool ZP, bool MULTI, bool R16>
-__global__ void __launch_bounds__(kThreads, 2) w4a16_stream_kernel(const Params p) {
-  constexpr int U = stream_unroll<R16>();
-  constexpr int kRows = MULTI ? U / 2 : 1;  // scale rows per batch
-  __shared__ float red[16 * kRedStride];
+__global__ void __launch_bounds__(kThreads, R16 && ZP ? 1 : 2) w4a16_stream_kernel(const Params p) {
+  constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
+  constexpr int kStage = stream_stage_bytes<R16>();
+  constexpr int kOffA = kStreamTiles * kTileBytes, kOffS = kOffA + (R16 ? 16 : 8) * kARowBytes,
+                kOffZ = kOffS + 2 * 8 * 16;
+  extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wn = warp / kWarpsK, wk = warp % kWarpsK;
@@ -388,71 +469,155 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_stream_kernel(const Params 
   // m tile fastest, as in the fused kernel (more than one only where a 16-row tile is forced).
   const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
             split = blockIdx.x / (p.m_tiles * p.nb);
-  const int batches = p.k / (16 * U);
-  const int b_begin = static_cast<int>(static_cast<long long>(split) * batches / p.splits);
-  const int b_end = static_cast<int>(static_cast<long long>(split + 1) * batches / p.splits);
+  const int stages = p.k / (kStreamTiles * kTileK);
+  const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
+  const int s_end = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits);
   const int nt = n_block * 2 + wn;
   const bool nt_ok = nt < p.ntn;
-
-  float acc[1][8][4];
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) acc[0][j][c] = 0.0f;
+  const int m0 = m_block * 16;
+  // This warp's stages: s_begin + wk, + 4, ... below s_end.
+  const int my_stages = nt_ok && s_begin + wk < s_end ? (s_end - s_begin - wk + kWarpsK - 1) / kWarpsK : 0;
+  unsigned char* ring = smem + warp * kRing * kStage;
 
   const T* a = static_cast<const T*>(p.a);
-  const int m0 = m_block * 16;
-  const bool row_lo = m0 + g < p.m, row_hi = R16 && m0 + g + 8 < p.m;
-  const std::uint32_t* a_lo =
-      reinterpret_cast<const std::uint32_t*>(a + static_cast<std::size_t>(row_lo ? m0 + g : 0) * p.k + 2 * t);
-  const std::uint32_t* a_hi =
-      reinterpret_cast<const std::uint32_t*>(a + static_cast<std::size_t>(row_hi ? m0 + g + 8 : 0) * p.k + 2 * t);
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
-  const unsigned char* w_lane = p.w + static_cast<std::size_t>(nt) * kTileBytes + lane * 16;
-  const unsigned char* s_lane = p.s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
-  constexpr std::uint32_t kSymZ = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
+  // The copies of one stage into ring slot `slot`: weights (lane's own 16 bytes of each
+  // k-tile), A rows (token r = g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled
+  // past m), scale rows (lanes t = 0: 8 scales of column group g) and zero words (t = 1).
+  auto load = [&](int slot, int stage) {
+    unsigned char* st = ring + slot * kStage;
+    const int kt0 = stage * kStreamTiles, k0 = kt0 * kTileK;
+    const unsigned char* wsrc = p.w + (static_cast<std::size_t>(kt0) * p.ntn + nt) * kTileBytes + lane * 16;
+#pragma unroll
+    for (int u = 0; u < kStreamTiles; ++u) cp_async16(st + u * kTileBytes + lane * 16, wsrc + u * tile_stride, true);
+#pragma unroll
+    for (int h = 0; h < kSets; ++h) {
+      const int r = g + 8 * h, gm = m0 + r;
+      const bool ok = gm < p.m;
+      const T* src = a + static_cast<std::size_t>(ok ? gm : 0) * p.k + k0 + t * 16;
+#pragma unroll
+      for (int c = 0; c < 2; ++c) cp_async16(st + kOffA + r * kARowBytes + t * 32 + c * 16, src + c * 8, ok);
+    }
+    if (t == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int gr = (k0 + 32 * r) / p.group;
+        cp_async16(st + kOffS + (r * 8 + g) * 16, p.s + (static_cast<std::size_t>(gr) * p.n + nt * kTileN + g * 8) * 2,
+                   true);
+      }
+    } else if (ZP && t == 1) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int gr = (k0 + 32 * r) / p.group;
+        cp_async4(st + kOffZ + (r * 8 + g) * 4, p.z + (static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g);
+      }
+    }
+  };
 
-  for (int b = b_begin + wk; nt_ok && b < b_end; b += kWarpsK) {
-    const int k0 = b * 16 * U;
-    // Every load of the batch first.
-    uint4 wv[U];
-    const unsigned char* wp = w_lane + static_cast<std::size_t>(b) * U * tile_stride;
+  float acc[kSets][4][4], part[kSets][4][4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) wv[u] = ld_stream(wp + u * tile_stride);
-    uint4 sv[kRows];
-    std::uint32_t zw[kRows];
+  for (int h = 0; h < kSets; ++h)
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int gr = (k0 + 32 * r) / p.group;
-      sv[r] = __ldg(reinterpret_cast<const uint4*>(s_lane + static_cast<std::size_t>(gr) * p.n * 2));
-      if (ZP) zw[r] = __ldg(p.z + (static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g);
-    }
-    std::uint32_t af[U][4];
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int kk = (k0 + 16 * u) / 2;  // in 32-bit words
-      af[u][0] = row_lo ? __ldg(a_lo + kk) : 0u;
-      af[u][2] = row_lo ? __ldg(a_lo + kk + 4) : 0u;
-      af[u][1] = row_hi ? __ldg(a_hi + kk) : 0u;
-      af[u][3] = row_hi ? __ldg(a_hi + kk + 4) : 0u;
-    }
+      for (int c = 0; c < 4; ++c) acc[h][i][c] = 0.0f;
+
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int r = MULTI ? u / 2 : 0;
-      const std::uint32_t sw[4] = {sv[r].x, sv[r].y, sv[r].z, sv[r].w};
-      const std::uint32_t wq[4] = {wv[u].x, wv[u].y, wv[u].z, wv[u].w};
+  for (int s = 0; s < kRing - 1; ++s) {
+    if (s < my_stages) load(s, s_begin + wk + s * kWarpsK);
+    cp_commit();
+  }
+  constexpr std::uint32_t kZlo = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
+  const std::uint32_t kZhi = zero_hi<T>(kSymmetricZero);
+
+  for (int it = 0; it < my_stages; ++it) {
+    cp_wait<kRing - 2>();
+    __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
+    if (it + kRing - 1 < my_stages) load((it + kRing - 1) % kRing, s_begin + wk + (it + kRing - 1) * kWarpsK);
+    cp_commit();
+    const unsigned char* st = ring + (it % kRing) * kStage;
+#pragma unroll
+    for (int h = 0; h < kSets; ++h)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) part[h][i][c] = 0.0f;
+#pragma unroll
+    for (int u = 0; u < kStreamTiles; ++u) {
+      const int r = MULTI ? u / 2 : 0;  // scale / zero row of this k-tile
+      const uint4 wv = *reinterpret_cast<const uint4*>(st + u * kTileBytes + lane * 16);
+      const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
+      std::uint32_t zw = 0;
+      if (ZP) zw = *reinterpret_cast<const std::uint32_t*>(st + kOffZ + (r * 8 + g) * 4);
+      std::uint32_t b[kSets][2];
+#pragma unroll
+      for (int h = 0; h < kSets; ++h) {
+        const unsigned char* row = st + kOffA + (g + 8 * h) * kARowBytes + u * 32 + t * 4;
+        b[h][0] = *reinterpret_cast<const std::uint32_t*>(row);       // k 2t, 2t+1
+        b[h][1] = *reinterpret_cast<const std::uint32_t*>(row + 16);  // k 2t+8, 2t+9
+      }
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
-        const std::uint32_t z_lo = ZP ? (Bits<T>::neg_magic | ((zw[r] >> (8 * w)) & 0xFu)) * 0x10001u : kSymZ;
-        const std::uint32_t z_hi = ZP ? (Bits<T>::neg_magic | ((zw[r] >> (8 * w + 4)) & 0xFu)) * 0x10001u : kSymZ;
-        std::uint32_t bq[4];
-        dequant_word<T>(wq[w], z_lo, z_hi, __byte_perm(sw[w], 0, 0x1010), __byte_perm(sw[w], 0, 0x3232), bq);
-        mma16816<T>(acc[0][2 * w], af[u], bq[0], bq[1]);
-        mma16816<T>(acc[0][2 * w + 1], af[u], bq[2], bq[3]);
+        std::uint32_t zl0 = kZlo, zh0 = kZhi, zl1 = kZlo, zh1 = kZhi;
+        if (ZP) {
+          const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
+          zl0 = zero_lo<T>(z0);
+          zh0 = zero_hi<T>(z0);
+          zl1 = zero_lo<T>(z1);
+          zh1 = zero_hi<T>(z1);
+        }
+        std::uint32_t af[4];
+        codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
+#pragma unroll
+        for (int h = 0; h < kSets; ++h) mma16816<T>(part[h][w], af, b[h][0], b[h][1]);
+      }
+      // The stage's products, times the scales of their group row, into the accumulators: at
+      // the end of each 32 k with groups of 32, else at the stage's end (one group row).
+      if (u == kStreamTiles - 1 || (MULTI && u % 2 == 1)) {
+        const uint4 sv = *reinterpret_cast<const uint4*>(st + kOffS + (r * 8 + g) * 16);
+        const std::uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const float s_lo = to_float<T>(static_cast<std::uint16_t>(sw[w] & 0xFFFFu));  // column 16w + g
+          const float s_hi = to_float<T>(static_cast<std::uint16_t>(sw[w] >> 16));      // column 16w + 8 + g
+#pragma unroll
+          for (int h = 0; h < kSets; ++h) {
+            acc[h][w][0] = fmaf(part[h][w][0], s_lo, acc[h][w][0]);
+            acc[h][w][1] = fmaf(part[h][w][1], s_lo, acc[h][w][1]);
+            acc[h][w][2] = fmaf(part[h][w][2], s_hi, acc[h][w][2]);
+            acc[h][w][3] = fmaf(part[h][w][3], s_hi, acc[h][w][3]);
+            if (MULTI)
+#pragma unroll
+              for (int c = 0; c < 4; ++c) part[h][w][c] = 0.0f;
+          }
+        }
       }
     }
   }
-  finish_tile<T, 1>(p, acc, red, &s_last, m_block, n_block, wn, wk, nt_ok);
+
+  // The k-warps' partial sums meet in shared memory (the rings are done with), one k-warp
+  // after the other: red[token][column], token 2t + c%2 (+ 8 for the second set), column
+  // wn * 64 + 16 w + g (+ 8 for c >= 2).
+  cp_wait<0>();
+  __syncthreads();
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
+#pragma unroll
+      for (int h = 0; h < kSets; ++h)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int row = 8 * h + 2 * t + (c & 1), col = wn * 64 + 16 * w + g + (c >= 2 ? 8 : 0);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[h][w][c] : *x + acc[h][w][c];
+          }
+    }
+    __syncthreads();
+  }
+  store_tile<T>(p, red, &s_last, 16, m_block, n_block);
 }
 
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
@@ -537,7 +702,8 @@ KernelFn pick_mt(bool bf16, bool zp) {
 }
 
 template <typename T, bool R16>
-KernelFn pick_stream(bool zp, bool multi) {
+KernelFn pick_stream(bool zp, bool multi, int* smem) {
+  *smem = stream_smem_bytes<R16>();
   if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16> : w4a16_stream_kernel<T, true, false, R16>;
   return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
 }
@@ -547,12 +713,12 @@ KernelFn pick_stream(bool zp, bool multi) {
 KernelFn pick(const Arguments& a, int tile_m, int* smem) {
   switch (tile_m) {
     case 16: {
-      *smem = 0;
       const bool r16 = a.m > 8;  // some 16-row tile has rows 9-16
-      const bool multi = a.group < 16 * (r16 ? stream_unroll<true>() : stream_unroll<false>());
-      if (a.bf16) return r16 ? pick_stream<__nv_bfloat16, true>(a.zero_points, multi)
-                             : pick_stream<__nv_bfloat16, false>(a.zero_points, multi);
-      return r16 ? pick_stream<__half, true>(a.zero_points, multi) : pick_stream<__half, false>(a.zero_points, multi);
+      const bool multi = a.group == 32;
+      const bool zp = a.zero_points;
+      if (a.bf16) return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, smem)
+                             : pick_stream<__nv_bfloat16, false>(zp, multi, smem);
+      return r16 ? pick_stream<__half, true>(zp, multi, smem) : pick_stream<__half, false>(zp, multi, smem);
     }
     case 32: *smem = smem_bytes<2>(); return pick_mt<2>(a.bf16, a.zero_points);
     default: *smem = smem_bytes<4>(); return pick_mt<4>(a.bf16, a.zero_points);
@@ -562,7 +728,7 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
 // Units of k one split can take: stages of 128 (fused) or the streaming kernel's batches.
 int k_units(const Arguments& a, int tile_m) {
   if (tile_m != 16) return static_cast<int>(a.k / kBlockK);
-  return static_cast<int>(a.k / (16 * (a.m > 8 ? stream_unroll<true>() : stream_unroll<false>())));
+  return static_cast<int>(a.k / (kStreamTiles * kTileK));
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
@@ -648,9 +814,8 @@ std::string MmaGemm::describe() const {
   const long long ctas = ((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
   char buf[160];
   if (tile_m_ == 16) {
-    const int u = args_.m > 8 ? stream_unroll<true>() : stream_unroll<false>();
-    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d", kBlockN, 16 * u, splits_,
-                  ctas, sms_, ctas_per_sm_);
+    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
+                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_, kRing);
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();
