@@ -50,6 +50,7 @@ struct Params {
   int ntn;     // n / 64
   int nb;      // CTAs across n: ceil(ntn / 2)
   int m_tiles;
+  int group_shift;  // log2(group) where group is a power of two, else -1
   const void* a;
   const unsigned char* w;
   const unsigned char* s;
@@ -379,7 +380,10 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
 //   R16    tokens 9-16 present: a second B operand and accumulator set
 //   MULTI  groups of 32: two scale and zero rows per stage (else one)
 constexpr int kStreamTiles = 4;  // k-tiles per stage
-constexpr int kRing = 3;         // stages per warp's ring
+template <bool R16>
+__host__ __device__ constexpr int ring_stages() {
+  return R16 ? 3 : 4;  // stages per warp's ring: 2 CTAs an SM within 227 KB of shared memory
+}
 constexpr int kARowBytes = kStreamTiles * kTileK * 2 + 16;  // 144: padded, conflict-free fragment loads
 
 template <bool R16>
@@ -388,7 +392,7 @@ __host__ __device__ constexpr int stream_stage_bytes() {
 }
 template <bool R16>
 __host__ __device__ constexpr int stream_smem_bytes() {
-  return kThreads / 32 * kRing * stream_stage_bytes<R16>();
+  return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
 __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
@@ -454,10 +458,12 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
   return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
 }
 
-// Two CTAs an SM (128 registers), but for 9-16 tokens with zero points (one CTA: no spills).
+// Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
+// (which need more registers than that: no spills).
 template <typename T, bool ZP, bool MULTI, bool R16>
-__global__ void __launch_bounds__(kThreads, R16 && ZP ? 1 : 2) w4a16_stream_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_stream_kernel(const Params p) {
   constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
+  constexpr int kRing = ring_stages<R16>();
   constexpr int kStage = stream_stage_bytes<R16>();
   constexpr int kOffA = kStreamTiles * kTileBytes, kOffS = kOffA + (R16 ? 16 : 8) * kARowBytes,
                 kOffZ = kOffS + 2 * 8 * 16;
@@ -479,39 +485,46 @@ __global__ void __launch_bounds__(kThreads, R16 && ZP ? 1 : 2) w4a16_stream_kern
   const int my_stages = nt_ok && s_begin + wk < s_end ? (s_end - s_begin - wk + kWarpsK - 1) / kWarpsK : 0;
   unsigned char* ring = smem + warp * kRing * kStage;
 
-  const T* a = static_cast<const T*>(p.a);
+  // The copies of one stage into a ring slot: weights (the lane's own 16 bytes of each k-tile),
+  // A rows (token g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled past m),
+  // scale rows (lanes t = 0, 1: row t, the 8 scales of column group g) and zero words (t = 2,
+  // 3). Source pointers advance by one stage of this warp (kWarpsK stages) per load.
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
-  // The copies of one stage into ring slot `slot`: weights (lane's own 16 bytes of each
-  // k-tile), A rows (token r = g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled
-  // past m), scale rows (lanes t = 0: 8 scales of column group g) and zero words (t = 1).
-  auto load = [&](int slot, int stage) {
+  const int first = s_begin + wk;  // this warp's first stage
+  const unsigned char* w_src =
+      p.w + (static_cast<std::size_t>(first) * kStreamTiles * p.ntn + nt) * kTileBytes + lane * 16;
+  const T* a_src[kSets];
+  bool a_ok[kSets];
+#pragma unroll
+  for (int h = 0; h < kSets; ++h) {
+    const int gm = m0 + g + 8 * h;
+    a_ok[h] = gm < p.m;
+    a_src[h] = static_cast<const T*>(p.a) + static_cast<std::size_t>(a_ok[h] ? gm : 0) * p.k +
+               first * kStreamTiles * kTileK + t * 16;
+  }
+  // Scale and zero rows: lane's row r = t % 2 of the stage (k0 + 32 r) / group; groups of 32 or
+  // 64 and powers of two by a shift, others by a division.
+  const int r_own = t & 1;
+  const int shift = p.group_shift;
+  const unsigned char* s_col = p.s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
+  const std::uint32_t* z_col = ZP ? p.z + static_cast<std::size_t>(nt) * 8 + g : nullptr;
+  int k_row = first * kStreamTiles * kTileK + 32 * r_own;  // k of the lane's scale row
+  auto load = [&](int slot) {
     unsigned char* st = ring + slot * kStage;
-    const int kt0 = stage * kStreamTiles, k0 = kt0 * kTileK;
-    const unsigned char* wsrc = p.w + (static_cast<std::size_t>(kt0) * p.ntn + nt) * kTileBytes + lane * 16;
 #pragma unroll
-    for (int u = 0; u < kStreamTiles; ++u) cp_async16(st + u * kTileBytes + lane * 16, wsrc + u * tile_stride, true);
+    for (int u = 0; u < kStreamTiles; ++u) cp_async16(st + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
 #pragma unroll
-    for (int h = 0; h < kSets; ++h) {
-      const int r = g + 8 * h, gm = m0 + r;
-      const bool ok = gm < p.m;
-      const T* src = a + static_cast<std::size_t>(ok ? gm : 0) * p.k + k0 + t * 16;
+    for (int h = 0; h < kSets; ++h)
 #pragma unroll
-      for (int c = 0; c < 2; ++c) cp_async16(st + kOffA + r * kARowBytes + t * 32 + c * 16, src + c * 8, ok);
-    }
-    if (t == 0) {
+      for (int c = 0; c < 2; ++c)
+        cp_async16(st + kOffA + (g + 8 * h) * kARowBytes + t * 32 + c * 16, a_src[h] + c * 8, a_ok[h]);
+    const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
+    if (t < 2) cp_async16(st + kOffS + (r_own * 8 + g) * 16, s_col + static_cast<std::size_t>(gr) * p.n * 2, true);
+    if (ZP && t >= 2) cp_async4(st + kOffZ + (r_own * 8 + g) * 4, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
+    w_src += kWarpsK * kStreamTiles * tile_stride;
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int gr = (k0 + 32 * r) / p.group;
-        cp_async16(st + kOffS + (r * 8 + g) * 16, p.s + (static_cast<std::size_t>(gr) * p.n + nt * kTileN + g * 8) * 2,
-                   true);
-      }
-    } else if (ZP && t == 1) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int gr = (k0 + 32 * r) / p.group;
-        cp_async4(st + kOffZ + (r * 8 + g) * 4, p.z + (static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g);
-      }
-    }
+    for (int h = 0; h < kSets; ++h) a_src[h] += kWarpsK * kStreamTiles * kTileK;
+    k_row += kWarpsK * kStreamTiles * kTileK;
   };
 
   float acc[kSets][4][4], part[kSets][4][4];
@@ -524,7 +537,7 @@ __global__ void __launch_bounds__(kThreads, R16 && ZP ? 1 : 2) w4a16_stream_kern
 
 #pragma unroll
   for (int s = 0; s < kRing - 1; ++s) {
-    if (s < my_stages) load(s, s_begin + wk + s * kWarpsK);
+    if (s < my_stages) load(s);
     cp_commit();
   }
   constexpr std::uint32_t kZlo = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
@@ -533,7 +546,7 @@ __global__ void __launch_bounds__(kThreads, R16 && ZP ? 1 : 2) w4a16_stream_kern
   for (int it = 0; it < my_stages; ++it) {
     cp_wait<kRing - 2>();
     __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
-    if (it + kRing - 1 < my_stages) load((it + kRing - 1) % kRing, s_begin + wk + (it + kRing - 1) * kWarpsK);
+    if (it + kRing - 1 < my_stages) load((it + kRing - 1) % kRing);
     cp_commit();
     const unsigned char* st = ring + (it % kRing) * kStage;
 #pragma unroll
@@ -685,6 +698,9 @@ Params params_of(const Arguments& a) {
   p.ntn = p.n / kTileN;
   p.nb = (p.ntn + 1) / 2;
   p.m_tiles = 1;
+  p.group_shift = -1;
+  for (int b = 0; b < 31; ++b)
+    if ((std::int64_t{1} << b) == a.group) p.group_shift = b;
   p.a = a.a;
   p.w = static_cast<const unsigned char*>(a.w);
   p.s = static_cast<const unsigned char*>(a.scales);
@@ -815,7 +831,8 @@ std::string MmaGemm::describe() const {
   char buf[160];
   if (tile_m_ == 16) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
-                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_, kRing);
+                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
+                  args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();
