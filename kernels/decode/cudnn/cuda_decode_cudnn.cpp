@@ -131,25 +131,11 @@ struct Bindings {
 class DecodeGraph {
  public:
   // Unique ids of the tensors bound at execution.
-  enum : std::int64_t {
-    kQ = 1,
-    kK,
-    kV,
-    kO,
-    kStats,
-    kScale,
-    kNegInf,
-    kSeqQ,
-    kSeqKv,
-    kTableK,
-    kTableV,
-    kVirtual = 100
-  };
+  enum : std::int64_t { kQ = 1, kK, kV, kO, kStats, kScale, kNegInf, kSeqQ, kSeqKv, kTableK, kTableV, kVirtual = 100 };
 
   DecodeGraph(cudnnHandle_t handle, const DecodeShape& s, PoolLayout layout) : layout_(layout) {
     const auto& dd = s.dims;
-    const std::int64_t b = dd.batch, h = dd.heads, hk = dd.heads_kv, sq = dd.new_tokens, sk = dd.cache,
-                       d = dd.head_dim;
+    const std::int64_t b = dd.batch, h = dd.heads, hk = dd.heads_kv, sq = dd.new_tokens, sk = dd.cache, d = dd.head_dim;
     const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32,
                           bl = CUDNN_DATA_BOOLEAN;
     const auto& q = tensor(kQ, io, {b, h, sq, d}, {sq * h * d, d, h * d, 1});
@@ -318,9 +304,9 @@ class DecodeGraph {
                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &e) == CUDNN_STATUS_SUCCESS &&
           cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &index) ==
               CUDNN_STATUS_SUCCESS)
-        engine_ = strprintf("cudnn engine %lld (heur %lld/%lld)", static_cast<long long>(index),
-                            static_cast<long long>(i), static_cast<long long>(n));
-      else engine_ = strprintf("cudnn (heur %lld/%lld)", static_cast<long long>(i), static_cast<long long>(n));
+        engine_ = strprintf("cudnn eng%lld h%lld/%lld", static_cast<long long>(index), static_cast<long long>(i),
+                            static_cast<long long>(n));
+      else engine_ = strprintf("cudnn h%lld/%lld", static_cast<long long>(i), static_cast<long long>(n));
     }
     if (!plan_)
       throw Error("none of cuDNN's " + std::to_string(n) + " engine configurations built a plan: " + last_error);
@@ -535,8 +521,7 @@ class DecodeCudnnCase final : public Case {
     GENBENCH_CHECK_CUDNN(cudnnCreate(&handle_));
     GENBENCH_CHECK_CUDNN(cudnnSetStream(handle_, stream()));
     sdpa_ = std::make_unique<DecodeGraph>(handle_, s, layout_);
-    if (sdpa_->workspace_bytes() > 0)
-      ws_ = ctx.backend.allocate(static_cast<std::size_t>(sdpa_->workspace_bytes()));
+    if (sdpa_->workspace_bytes() > 0) ws_ = ctx.backend.allocate(static_cast<std::size_t>(sdpa_->workspace_bytes()));
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
   }
 
@@ -550,9 +535,10 @@ class DecodeCudnnCase final : public Case {
   void run() override { execute(); }
 
   std::string variant() const override {
-    return plan_engine() + ", " + layout_name(layout_) +
-           (s_.dims.page_size > 0 ? strprintf(" page %lld", static_cast<long long>(s_.dims.page_size)) : "") +
-           graph_note_;
+    const char* layout = layout_ == PoolLayout::contiguous ? "contig"
+                         : layout_ == PoolLayout::native   ? "pool-strides"
+                                                           : "head-major";
+    return plan_engine() + " " + layout + graph_note_;
   }
 
   Validation validate() override {

@@ -101,8 +101,8 @@ TEST_F(DecodeCudnnGpu, NewTokensHeadDimsAndFp16OrTheirReason) {
 }
 
 TEST_F(DecodeCudnnGpu, Fp8KvWith16BitQIsRefusedWithTheReason) {
-  const Point p =
-      test::point_with(decode_op(), "cudnn", {{"batch", I(2)}, {"cache", I(256)}, {"kv_dtype", std::string("fp8_e4m3")}});
+  const Point p = test::point_with(decode_op(), "cudnn",
+                                   {{"batch", I(2)}, {"cache", I(256)}, {"kv_dtype", std::string("fp8_e4m3")}});
   Context ctx{*backend_, test::comm(), 1};
   const std::string why = im_->can_implement(p, ctx);
   EXPECT_NE(why.find("no engine for fp8_e4m3 K/V with bf16 Q"), std::string::npos) << why;
