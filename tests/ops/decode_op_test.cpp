@@ -28,6 +28,7 @@ TEST(DecodeOp, RegisteredWithItsImplementations) {
   ASSERT_EQ(find_op("decode"), &decode_op());
   EXPECT_NE(Registry::instance().find("decode", "reference", BackendKind::host), nullptr);
   EXPECT_NE(Registry::instance().find("decode", "fa3", BackendKind::cuda), nullptr);
+  EXPECT_NE(Registry::instance().find("decode", "cudnn", BackendKind::cuda), nullptr);  // or its twin
   EXPECT_EQ(decode_op().check(dpoint({}), 1), "");
 }
 
