@@ -50,7 +50,7 @@ struct Params {
   int ntn;     // n / 64
   int nb;      // CTAs across n: ceil(ntn / 2)
   int m_tiles;
-  int group_shift;  // log2(group) where group is a power of two, else -1
+  int group_shift;  // k >> group_shift is the group row: log2(group), 31 for one group per column, else -1
   const void* a;
   const unsigned char* w;
   const unsigned char* s;
@@ -395,16 +395,23 @@ __host__ __device__ constexpr int stream_smem_bytes() {
   return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
-}
 
-template <typename T>
-__device__ __forceinline__ void mma16816_acc(float (&c)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
-                                             std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
-  const std::uint32_t a[4] = {a0, a1, a2, a3};
-  mma16816<T>(c, a, b0, b1);
+// cp.async to a shared address: 16 bytes, zero-filled (nothing read) when !fill; 16 or 4 bytes
+// when pred, else nothing (a predicated instruction, no branch).
+__device__ __forceinline__ void cp_async16_to(std::uint32_t s, const void* gmem, bool fill) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(fill ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async16_if(bool pred, std::uint32_t s, const void* gmem) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
+          static_cast<int>(pred)),
+      "r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async4_if(bool pred, std::uint32_t s, const void* gmem) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], 4;\n}\n" ::"r"(
+          static_cast<int>(pred)),
+      "r"(s), "l"(gmem));
 }
 
 // q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
@@ -488,7 +495,8 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   // The copies of one stage into a ring slot: weights (the lane's own 16 bytes of each k-tile),
   // A rows (token g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled past m),
   // scale rows (lanes t = 0, 1: row t, the 8 scales of column group g) and zero words (t = 2,
-  // 3). Source pointers advance by one stage of this warp (kWarpsK stages) per load.
+  // 3). Shared addresses are a slot base plus the lane's fixed offsets; source pointers
+  // advance by one stage of this warp (kWarpsK stages) per load.
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
   const int first = s_begin + wk;  // this warp's first stage
   const unsigned char* w_src =
@@ -502,29 +510,35 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
     a_src[h] = static_cast<const T*>(p.a) + static_cast<std::size_t>(a_ok[h] ? gm : 0) * p.k +
                first * kStreamTiles * kTileK + t * 16;
   }
-  // Scale and zero rows: lane's row r = t % 2 of the stage (k0 + 32 r) / group; groups of 32 or
-  // 64 and powers of two by a shift, others by a division.
+  // Scale and zero rows: lane's row r = t % 2 of the stage (k0 + 32 r) / group; by a shift
+  // where the group is a power of two or the whole column, else by a division.
   const int r_own = t & 1;
   const int shift = p.group_shift;
   const unsigned char* s_col = p.s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
   const std::uint32_t* z_col = ZP ? p.z + static_cast<std::size_t>(nt) * 8 + g : nullptr;
   int k_row = first * kStreamTiles * kTileK + 32 * r_own;  // k of the lane's scale row
-  auto load = [&](int slot) {
-    unsigned char* st = ring + slot * kStage;
+  const std::uint32_t ring_begin = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+  const std::uint32_t ring_end = ring_begin + kRing * kStage;
+  const std::uint32_t off_a = kOffA + g * kARowBytes + t * 32;
+  const std::uint32_t off_sz = t < 2 ? kOffS + (r_own * 8 + g) * 16 : kOffZ + (r_own * 8 + g) * 4;
+  std::uint32_t load_slot = ring_begin;
+  auto load = [&]() {
 #pragma unroll
-    for (int u = 0; u < kStreamTiles; ++u) cp_async16(st + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
+    for (int u = 0; u < kStreamTiles; ++u)
+      cp_async16_to(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
       for (int c = 0; c < 2; ++c)
-        cp_async16(st + kOffA + (g + 8 * h) * kARowBytes + t * 32 + c * 16, a_src[h] + c * 8, a_ok[h]);
+        cp_async16_to(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
     const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
-    if (t < 2) cp_async16(st + kOffS + (r_own * 8 + g) * 16, s_col + static_cast<std::size_t>(gr) * p.n * 2, true);
-    if (ZP && t >= 2) cp_async4(st + kOffZ + (r_own * 8 + g) * 4, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
+    cp_async16_if(t < 2, load_slot + off_sz, s_col + static_cast<std::size_t>(gr) * p.n * 2);
+    if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
     w_src += kWarpsK * kStreamTiles * tile_stride;
 #pragma unroll
     for (int h = 0; h < kSets; ++h) a_src[h] += kWarpsK * kStreamTiles * kTileK;
     k_row += kWarpsK * kStreamTiles * kTileK;
+    load_slot = load_slot + kStage == ring_end ? ring_begin : load_slot + kStage;
   };
 
   float acc[kSets][4][4], part[kSets][4][4];
@@ -537,18 +551,18 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 
 #pragma unroll
   for (int s = 0; s < kRing - 1; ++s) {
-    if (s < my_stages) load(s);
+    if (s < my_stages) load();
     cp_commit();
   }
   constexpr std::uint32_t kZlo = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
   const std::uint32_t kZhi = zero_hi<T>(kSymmetricZero);
 
+  const unsigned char* st = ring;  // the slot computed on
   for (int it = 0; it < my_stages; ++it) {
     cp_wait<kRing - 2>();
     __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
-    if (it + kRing - 1 < my_stages) load((it + kRing - 1) % kRing);
+    if (it + kRing - 1 < my_stages) load();
     cp_commit();
-    const unsigned char* st = ring + (it % kRing) * kStage;
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
@@ -606,6 +620,7 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
         }
       }
     }
+    st = st + kStage == ring + kRing * kStage ? ring : st + kStage;
   }
 
   // The k-warps' partial sums meet in shared memory (the rings are done with), one k-warp
@@ -698,7 +713,7 @@ Params params_of(const Arguments& a) {
   p.ntn = p.n / kTileN;
   p.nb = (p.ntn + 1) / 2;
   p.m_tiles = 1;
-  p.group_shift = -1;
+  p.group_shift = a.group == a.k ? 31 : -1;  // one group per column: row 0 for every k
   for (int b = 0; b < 31; ++b)
     if ((std::int64_t{1} << b) == a.group) p.group_shift = b;
   p.a = a.a;
