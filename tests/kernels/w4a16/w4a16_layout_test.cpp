@@ -148,6 +148,60 @@ TEST(W4a16Layout, LaneSimulationGivesTheMmaFragments) {
   }
 }
 
+// The streaming kernel's codes_to_a() on the host: the weights as the mma's A operand (D^T =
+// W^T A^T). Word w of a lane's 16 bytes gives rows g and g + 8 of the 16-column block 16 w ..
+// 16 w + 15, k 0-7 and 8-15 of the tile: a0 = (row g, k 2t + h), a1 = (row g + 8, k 2t + h),
+// a2 = (row g, k 2t + 8 + h), a3 = (row g + 8, k 2t + 8 + h) (PTX ISA, m16n8k16 A fragment).
+// fp16 reads the nibbles at bits 4-7 and 12-15 in place (1024 + 16 q, times 1/16, minus 64 +
+// z); bf16 shifts them down first (its exponent reaches bit 7). Every step exact.
+TEST(W4a16Layout, StreamLaneSimulationGivesTheMmaAFragments) {
+  const std::int64_t k = 32, n = 128;
+  const auto codes = codes_of(k, n, 17);
+  const auto tiled = pack_tiled(codes, k, n);
+  for (bool bf16 : {false, true}) {
+    const std::uint32_t magic = bf16 ? 0x4300 : 0x6400, neg_magic = bf16 ? 0xC300 : 0xE400;
+    const double m = bf16 ? 128.0 : 1024.0;
+    for (std::int64_t nt = 0; nt < n / kTileN; ++nt)
+      for (std::int64_t kt = 0; kt < k / kTileK; ++kt)
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane / 4, t = lane % 4;
+          const std::uint8_t* chunk = tiled.data() + tile_offset(n, nt, kt) + lane * 16;
+          for (int w = 0; w < 4; ++w) {
+            std::uint32_t q = 0;
+            std::memcpy(&q, chunk + 4 * w, 4);
+            // x[i] before its fma: the register's two codes under the exponent, and the fma's
+            // multiplier; a[r] = x[order[r]] (a0 = x0, a1 = x2, a2 = x1, a3 = x3).
+            std::uint32_t x[4];
+            double mul[4] = {1, 1, 1, 1};
+            x[0] = (q & 0x000f000fu) | magic * 0x10001u;
+            x[2] = ((q >> 8) & 0x000f000fu) | magic * 0x10001u;
+            if (!bf16) {
+              x[1] = (q & 0x00f000f0u) | magic * 0x10001u;
+              x[3] = ((q >> 8) & 0x00f000f0u) | magic * 0x10001u;
+              mul[1] = mul[3] = decode16(0x2C00, false);  // 1/16
+            } else {
+              x[1] = ((q >> 4) & 0x000f000fu) | magic * 0x10001u;
+              x[3] = ((q >> 12) & 0x000f000fu) | magic * 0x10001u;
+            }
+            const int order[4] = {0, 2, 1, 3};
+            for (int r = 0; r < 4; ++r)
+              for (int h = 0; h < 2; ++h) {
+                const int row = g + 8 * (r & 1), kk = 2 * t + h + 8 * (r >> 1);  // PTX A fragment
+                const std::int64_t col = nt * kTileN + 16 * w + row;
+                const int want = codes[static_cast<std::size_t>((kt * kTileK + kk) * n + col)];
+                const int i = order[r];
+                const double v = decode16((x[i] >> (16 * h)) & 0xFFFF, bf16) * mul[i];
+                ASSERT_EQ(v, (i % 2 == 1 && !bf16 ? m / 16 : m) + want) << "lane " << lane << " word " << w;
+                for (std::uint32_t z : {0u, 8u, 15u}) {
+                  const std::uint32_t zn = i % 2 == 1 && !bf16 ? 0xD400u | (z << 4) : neg_magic | z;
+                  EXPECT_EQ(v + decode16(zn, bf16), want - static_cast<int>(z));
+                }
+              }
+          }
+        }
+  }
+}
+
 TEST(W4a16Layout, ReferenceGemmMatchesANaiveSum) {
   const std::int64_t m = 3, n = 4, k = 8, group = 4;
   const auto codes = codes_of(k, n, 5);
