@@ -27,11 +27,11 @@ constexpr int kScaleBytes = kMaxGroupRows * kBlockN * 2;
 constexpr int kZeroBytes = kMaxGroupRows * 2 * 8 * 4;  // rows x 2 tiles x 8 words
 constexpr int kRedStride = kBlockN + 4;                // floats per row of the k-warp reduction
 
-// Pipeline depth by tile height: weight bytes in flight per SM at 2 CTAs/SM (16, 32 rows) or
+// Pipeline depth by tile height: weight bytes in flight per SM at 2 CTAs/SM (32 rows) or
 // 1 CTA/SM (64 rows), within 227 KB of shared memory per SM.
 template <int MT>
 __host__ __device__ constexpr int stages() {
-  return MT == 1 ? 6 : MT == 2 ? 5 : 4;
+  return MT == 2 ? 5 : 4;
 }
 template <int MT>
 __host__ __device__ constexpr int stage_bytes() {
@@ -229,7 +229,6 @@ __device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[
   store_tile<T>(p, red, s_last, MT * 16, m_block, n_block);
 }
 
-
 template <typename T, int MT, bool ZP>
 __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -395,23 +394,20 @@ __host__ __device__ constexpr int stream_smem_bytes() {
   return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
-
 // cp.async to a shared address: 16 bytes, zero-filled (nothing read) when !fill; 16 or 4 bytes
 // when pred, else nothing (a predicated instruction, no branch).
 __device__ __forceinline__ void cp_async16_to(std::uint32_t s, const void* gmem, bool fill) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(fill ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async16_if(bool pred, std::uint32_t s, const void* gmem) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
-          static_cast<int>(pred)),
-      "r"(s), "l"(gmem));
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
+                   static_cast<int>(pred)),
+               "r"(s), "l"(gmem));
 }
 __device__ __forceinline__ void cp_async4_if(bool pred, std::uint32_t s, const void* gmem) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], 4;\n}\n" ::"r"(
-          static_cast<int>(pred)),
-      "r"(s), "l"(gmem));
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], 4;\n}\n" ::"r"(
+                   static_cast<int>(pred)),
+               "r"(s), "l"(gmem));
 }
 
 // q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
@@ -747,8 +743,9 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
       const bool r16 = a.m > 8;  // some 16-row tile has rows 9-16
       const bool multi = a.group == 32;
       const bool zp = a.zero_points;
-      if (a.bf16) return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, smem)
-                             : pick_stream<__nv_bfloat16, false>(zp, multi, smem);
+      if (a.bf16)
+        return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, smem)
+                   : pick_stream<__nv_bfloat16, false>(zp, multi, smem);
       return r16 ? pick_stream<__half, true>(zp, multi, smem) : pick_stream<__half, false>(zp, multi, smem);
     }
     case 32: *smem = smem_bytes<2>(); return pick_mt<2>(a.bf16, a.zero_points);

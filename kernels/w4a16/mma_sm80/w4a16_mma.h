@@ -9,15 +9,16 @@
 //   plan.initialize(ws, stream)    zeroes the workspace once; the kernel leaves it zeroed
 //   plan.run(stream)               one launch
 //
-// The kernel: a CTA of 8 warps owns 128 columns (2 warps of 64 across n) of a tile of 16, 32
-// or 64 rows, and a range of k (split-k); its 4 warps along k each take one 16-deep slice of
-// every 64-deep stage. Stages (8, 6, 4 by tile height) are loaded with cp.async: activations (XOR-swizzled rows for
-// conflict-free ldmatrix), the weight tiles (one 16-byte chunk per lane, the chunk that lane
-// dequantises), the stage's scale rows and zero words. Each warp dequantises its 32 codes in
-// registers to mma B fragments (w4a16_layout.h) and issues 8 x (rows/16) mma.sync per slice.
-// The 4 k-warps' partial sums meet in shared memory; with split-k > 1 each CTA adds its tile
-// to an fp32 workspace and the last CTA of a tile (a counter) writes D and zeroes the
-// workspace, so one launch does the whole GEMM.
+// Two kernels, both ending alike (the 4 k-warps' partial sums meet in shared memory; with
+// split-k > 1 each CTA adds its tile to an fp32 workspace and the last CTA of a tile, found by a
+// counter, writes D and zeroes the workspace, so one launch does the whole GEMM):
+//   16-row tiles (m <= 16)  the streaming kernel: each warp fills its own shared-memory ring
+//     with cp.async (its lanes' weight bytes, A rows, scale rows, zero words), the weights are
+//     the mma's A operand (D^T = W^T A^T), exact q - z into the tensor cores, fp32 scales once
+//     per group row;
+//   32- and 64-row tiles    the staged kernel: CTA-wide cp.async stages (A in XOR-swizzled rows
+//     for ldmatrix, weight tiles, scale rows, zero words), B fragments (q - z) * s.
+// docs/int4-gemm.md describes both.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -49,7 +50,7 @@ class MmaGemm {
   void run(cudaStream_t stream) const;
   int splits() const { return splits_; }
   int tile_m() const { return tile_m_; }
-  std::string describe() const;  // "mma_sm80 tile=16x128x64 splitk=8 ctas=256 stages=5"
+  std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:
   Arguments args_;
