@@ -11,13 +11,13 @@
 //     persistent CTA per SM claiming from a global counter), hands them to the consumers
 //     through the tile ring (hand_out), and issues the TMA loads of each tile's Q and of its
 //     K/V blocks into the K and V rings, which run on across tiles (load_tile).
-//   Consumer (warpgroups 1 .. C, 64 query rows each): per work item, the main loop (mainloop):
-//     per key block, from the last to the first, S = Q K_j^T (wgmma from shared memory), the
-//     online softmax on S, P converted in registers to the A operand of O += P V_j; QK^T of
-//     block j is issued together with PV of block j + 1. Then, for a piece of a split tile, the
-//     combine of the pieces (combine_pieces); then the epilogue (epilogue): O normalised,
-//     staged in shared memory and stored (TMA or 16-byte stores), and LSE. With ping-pong the
-//     consumers take turns issuing their GEMMs (Turns).
+//   Consumer (warpgroups 1 .. C, 64 query rows each): per work item its start (start_tile),
+//     then the main loop (mainloop): per key block, from the last to the first, S = Q K_j^T
+//     (wgmma from shared memory), the online softmax on S, P converted in registers to the A
+//     operand of O += P V_j; QK^T of block j is issued together with PV of block j + 1. Then,
+//     for a piece of a split tile, the combine of the pieces (combine_pieces); then the
+//     epilogue (epilogue): O normalised, staged in shared memory and stored (TMA or 16-byte
+//     stores), and LSE. With ping-pong the consumers take turns issuing their GEMMs (Turns).
 // The variants a configuration compiles in are named in Traits: split tail, narrow first
 // block, idle warpgroups (three consumers), separate O staging, TMA O stores, lazy rescaling,
 // max-free blocks. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the next
@@ -28,9 +28,9 @@
 // Barriers / SharedStorage / Traits (shared memory, sizes, registers, variants), Smem (its
 // addresses), RingState / Ring / Turns / Rings (the barrier protocols), Tile / tile_of / work_of
 // (work items), idle_blocks and combine_pieces (an idle warpgroup's protocol, the split
-// combine), the kernel's parts (producer: hand_out, load_tile, producer; consumer: mainloop,
-// epilogue), fa3_fwd_kernel (the roles calling them; the state they share stays in the kernel,
-// see "the kernel's parts"), host side.
+// combine), the kernel's parts (producer: hand_out, load_tile, producer; consumer: start_tile,
+// mainloop, epilogue; the state they share stays in the kernel), fa3_fwd_kernel (the roles
+// calling them), host side.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -459,7 +459,8 @@ __device__ __forceinline__ bool combine_pieces(float (&o)[D / 2], OnlineSoftmax<
 // and the lambdas as arguments. Declared this way, the kernel compiles to the same machine code
 // as with the parts written in its body (scripts/sass-diff.py); state moved into a part, or
 // captured differently, changes the order in which the compiler promotes it to registers, and
-// with it the register numbering.
+// with it the register numbering; so can the order of the kernel's declarations (the
+// consumers' qn before g, the producer's kv before qn).
 
 // Producer: hands work item `code` to the consumers, the j-th through tile-ring slot j & 1 (a
 // persistent launch; a plain one has nothing to hand: its consumers take blockIdx.x), and
@@ -558,6 +559,37 @@ __device__ __forceinline__ void producer(const CUtensorMap& tm_q, const CUtensor
       p.sched[0] = 0;
       p.sched[1] = 0;
     }
+  }
+}
+
+// Consumer: the start of work item ti: its key limits (keys [0, lim_a) and [0, lim_b) visible to
+// the thread's rows a and b; blocks ending past mask_from need the mask), O and the softmax
+// state reset, its Q tile (ring position qn, which advances) waited for, and for max-free
+// blocks the rows' score bounds from it.
+template <class L>
+__device__ __forceinline__ void start_tile(const KernelParams& p, const Rings<L, L::kS>& rings, const Tile& ti,
+                                           int diag, int cw, int rl_a, int lane, float sl2, int& qn, int& lim_a,
+                                           int& lim_b, int& mask_from, float (&o)[L::kD / 2], OnlineSoftmax<L::kBN>& sm,
+                                           float& bound_a, float& bound_b, unsigned char* smem) {
+  constexpr int D = L::kD, BN = L::kBN, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  const int row_a = ti.row0 + cw * 64 + rl_a;                           // and row_a + 8
+  lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
+  lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
+  // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
+  // keys of the next packed sequence that a varlen tail block loads).
+  mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  sm = OnlineSoftmax<BN>();
+
+  rings.q.wait(RingState<1>{qn});
+  ++qn;
+  if constexpr (L::kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
+    const float f = 448.f * 1.05f * fabsf(sl2);
+    const unsigned char* q_row = smem + (cw * 64 + rl_a) * 128;
+    bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
+    bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
   }
 }
 
@@ -768,8 +800,8 @@ __device__ __forceinline__ void epilogue(const CUtensorMap& tm_o, const KernelPa
 // ------------------------------------------------------------------------------ the kernel
 
 // One CTA: the producer warpgroup (producer: hand_out, load_tile), then C consumer warpgroups,
-// each taking the work items handed out: per item its key limits and Q tile, the main loop
-// (mainloop; idle_blocks for an idle warpgroup), the split combine for a piece of a split tile
+// each taking the work items handed out: per item its start (start_tile: key limits, Q tile),
+// the main loop (mainloop; idle_blocks for an idle warpgroup), the split combine for a piece of a split tile
 // (combine_pieces), the epilogue (epilogue).
 template <int D, int BN, int C, int S, class E>
 __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
@@ -892,7 +924,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     }
   };
 
-  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far (ring positions)
+  int qn = 0, g = 0;  // Q tiles and K/V blocks consumed so far (ring positions)
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
     if (code >= end_code) break;
@@ -901,24 +933,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     const RingState<S> kv{g};                                              // the tile's first K/V block
     const int n_blocks = ti.n_blocks, kb_end = ti.split.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
-    const int row_a = ti.row0 + cw * 64 + rl_a;                           // and row_a + 8
-    lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
-    lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
-    // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
-    // keys of the next packed sequence that a varlen tail block loads).
-    mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    sm = OnlineSoftmax<BN>();
-
-    rings.q.wait(RingState<1>{qn});
-    ++qn;
-    if constexpr (kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
-      const float f = 448.f * 1.05f * fabsf(sl2);
-      const unsigned char* q_row = smem + (cw * 64 + rl_a) * 128;
-      bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
-      bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
-    }
+    start_tile<L>(p, rings, ti, diag, cw, rl_a, lane, sl2, qn, lim_a, lim_b, mask_from, o, sm, bound_a, bound_b, smem);
     // An idle warpgroup (L::kIdleWarpgroups): all its 64 rows lie past seqlen_q (the last query
     // block of a length that is not a tile multiple), nothing to compute or store. It keeps the
     // ring and turn protocol of the loop below, step for step: each K/V stage waited for (so its
