@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# Warnings are errors here (CI runs this script): -Werror on every host C++ translation unit; CUDA
-# ones print theirs (cmake/GenbenchWarnings.cmake says why they are not errors).
+# Warnings are errors here (CI runs this script): -Werror on every C++ translation unit, nvcc's
+# -Werror=all-warnings on every CUDA one (cmake/GenbenchWarnings.cmake).
 scripts/build.sh build -DGENBENCH_WARNINGS_AS_ERRORS=ON
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 # The unit and multi-rank tests, and 60 s of config fuzzing, under AddressSanitizer + UBSan

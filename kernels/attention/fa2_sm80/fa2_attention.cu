@@ -5,10 +5,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/fa2_sm80/fa2.h"
+#include "kernels/attention/fa2_sm80/fa2_tiles.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -39,16 +42,19 @@ struct Fns {
 };
 
 struct TileConfig {
-  const char* name;
+  std::string name;  // tile_name()
   int d, bm, bn, warps, smem_bytes;
   Fns fns[2][2];  // [0 fp16, 1 bf16][causal]
 };
 
-template <int D, int BM, int BN, int W>
-TileConfig make_config(const char* name) {
+// Configuration I of kTileShapes (fa2_tiles.h), its kernels instantiated in fa2_d*.cu.
+template <std::size_t I>
+TileConfig make_config() {
+  constexpr TileShape t = kTileShapes[I];
+  constexpr int D = t.d, BM = t.bm, BN = t.bn, W = t.warps;
   using H = __half;
   using B = __nv_bfloat16;
-  return TileConfig{name,
+  return TileConfig{tile_name(t),
                     D,
                     BM,
                     BN,
@@ -60,14 +66,14 @@ TileConfig make_config(const char* name) {
                       {&Kernel<B, D, BM, BN, W, true>::setup, &Kernel<B, D, BM, BN, W, true>::launch}}}};
 }
 
+template <std::size_t... I>
+std::vector<TileConfig> make_configs(std::index_sequence<I...>) {
+  return {make_config<I>()...};
+}
+
+// Every configuration, in kTileShapes' order (the rules below index it).
 const std::vector<TileConfig>& configs() {
-  static const std::vector<TileConfig> c = {
-      make_config<64, 128, 128, 4>("d64 128x128 w4"),
-      make_config<128, 128, 64, 4>("d128 128x64 w4"),
-      make_config<128, 64, 64, 4>("d128 64x64 w4"),
-      make_config<256, 128, 64, 8>("d256 128x64 w8"),  // 192 KB: sm90 and later
-      make_config<256, 64, 32, 4>("d256 64x32 w4"),    // 96 KB: fits sm80, two blocks per SM
-  };
+  static const std::vector<TileConfig> c = make_configs(std::make_index_sequence<kNumTileShapes>());
   return c;
 }
 
@@ -150,7 +156,7 @@ class Fa2Case final : public attention::DeviceAttentionCase {
     p.scale_log2 = static_cast<float>(static_cast<double>(s_.scale) * 1.4426950408889634);
     fns_.launch(p, st);
   }
-  std::string config_name() const override { return std::string(cfg_->name) + (s_.varlen ? " varlen" : ""); }
+  std::string config_name() const override { return cfg_->name + (s_.varlen ? " varlen" : ""); }
 
  public:
   std::vector<std::pair<std::string, std::string>> chosen() const override { return {{"fa2_tile", cfg_->name}}; }

@@ -1,4 +1,5 @@
 // Registers this folder's implementation(s): the one place they are named.
+#include "kernels/attention/fa2_sm80/fa2_tiles.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -11,8 +12,7 @@ GENBENCH_REGISTER_IMPLEMENTATION(
         "fa2",
         BackendKind::cuda,
         "fused FlashAttention-2-style forward: mma.sync m16n8k16, ldmatrix, cp.async double buffering (sm80+)",
-        {tuning_axis("fa2_tile",
-                     {"d64 128x128 w4", "d128 128x64 w4", "d128 64x64 w4", "d256 128x64 w8", "d256 64x32 w4"},
+        {tuning_axis("fa2_tile", fa2::tile_names(),
                      "fa2: tile configuration (must match head_dim; fa2_attention.cu's configs())")},
         GENBENCH_CUDA_MISSING}),
     GENBENCH_CUDA_FACTORY(make_attention_fa2))

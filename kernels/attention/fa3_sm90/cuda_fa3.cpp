@@ -161,10 +161,10 @@ class Fa3Fp8Case final : public attention::DeviceAttentionCase {
   }
 
   std::vector<std::pair<std::string, std::string>> chosen() const override {
-    return {{"fa3_consumers", "2"},
+    return {{"fa3_consumers", std::to_string(launcher_->consumers())},
             {"fa3_pingpong", on_off(launcher_->pingpong())},
             {"fa3_persistent", on_off(launcher_->persistent())},
-            {"fa3_split", "off"}};
+            {"fa3_split", on_off(launcher_->split())}};
   }
 
  protected:

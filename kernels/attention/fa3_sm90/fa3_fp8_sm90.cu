@@ -224,9 +224,6 @@ struct E4m3 {
 static_assert(attention::kFp8POffset == static_cast<float>(1 << static_cast<int>(E4m3::kPOffsetLog2)),
               "attention::kFp8POffset must be 2^E4m3::kPOffsetLog2");
 
-// Consumer warpgroups (64 query rows each).
-constexpr int kConsumers = 2;
-
 int sk_padded(int seqlen_k) { return (seqlen_k + kVtKeyPad - 1) / kVtKeyPad * kVtKeyPad; }
 
 // [batch, seq, heads, d] e4m3 (one 128-byte swizzle row = 128 elements per tile row).

@@ -39,6 +39,9 @@ struct Problem : Tensors {
   int* counts = nullptr;  // tests: device [max-free blocks, rebases], counted per warp, or nullptr
 };
 
+// Consumer warpgroups (64 query rows each): two at every head dim.
+inline constexpr int kConsumers = 2;
+
 std::size_t vt_bytes(int batch, int heads_kv, int head_dim, int seqlen_k);
 
 // The V^T pre-pass alone (Launcher::launch runs it first): V [batch, seqlen_k, heads_kv,
@@ -57,9 +60,12 @@ class Launcher {
   // The split tail's workspace (fa3::SplitTail; e4m3 does not split, so 0 bytes today).
   std::size_t split_workspace_bytes() const { return split_.ws_bytes; }
   void set_split_workspace(void* zeroed) { split_.ws = zeroed; }
-  // What the launcher chose (the e4m3 kernel never splits; its consumer count is fixed).
+  // What the launcher chose, as fa3::Launcher says it: the consumer count is fixed
+  // (kConsumers), and the split tail's plan never splits at e4m3.
+  int consumers() const { return kConsumers; }
   bool pingpong() const { return p_.pingpong; }
   bool persistent() const { return persistent_ctas_ > 0; }
+  bool split() const { return split_.plan.slots > 0; }
 
  private:
   Problem p_;

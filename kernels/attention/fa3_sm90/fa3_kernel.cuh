@@ -7,16 +7,17 @@
 //
 // A work tile is 64 C query rows of one (batch, head) against all visible keys, or a piece of
 // that key range (the split tail, fa3_split.h). One CTA holds two roles:
-//   Producer (warpgroup 0, one thread): claims work items (one CTA per tile, or a persistent
-//     CTA per SM claiming from a global counter), hands them to the consumers through the tile
-//     ring, and issues the TMA loads of each tile's Q and of its K/V blocks into the K and V
-//     rings, which run on across tiles.
-//   Consumer (warpgroups 1 .. C, 64 query rows each): per key block, from the last to the
-//     first, S = Q K_j^T (wgmma from shared memory), the online softmax on S, P converted in
-//     registers to the A operand of O += P V_j; QK^T of block j is issued together with PV of
-//     block j + 1. Then, for a piece of a split tile, the combine of the pieces; then the
-//     epilogue: O normalised, staged in shared memory and stored (TMA or 16-byte stores), and
-//     LSE. With ping-pong the consumers take turns issuing their GEMMs (Turns).
+//   Producer (warpgroup 0, one thread; producer): claims work items (one CTA per tile, or a
+//     persistent CTA per SM claiming from a global counter), hands them to the consumers
+//     through the tile ring (hand_out), and issues the TMA loads of each tile's Q and of its
+//     K/V blocks into the K and V rings, which run on across tiles (load_tile).
+//   Consumer (warpgroups 1 .. C, 64 query rows each): per work item its start (start_tile),
+//     then the main loop (mainloop): per key block, from the last to the first, S = Q K_j^T
+//     (wgmma from shared memory), the online softmax on S, P converted in registers to the A
+//     operand of O += P V_j; QK^T of block j is issued together with PV of block j + 1. Then,
+//     for a piece of a split tile, the combine of the pieces (combine_pieces); then the
+//     epilogue (epilogue): O normalised, staged in shared memory and stored (TMA or 16-byte
+//     stores), and LSE. With ping-pong the consumers take turns issuing their GEMMs (Turns).
 // The variants a configuration compiles in are named in Traits: split tail, narrow first
 // block, idle warpgroups (three consumers), separate O staging, TMA O stores, lazy rescaling,
 // max-free blocks. Rows past seqlen_q are computed on TMA's zero fill (or, varlen, on the next
@@ -27,8 +28,9 @@
 // Barriers / SharedStorage / Traits (shared memory, sizes, registers, variants), Smem (its
 // addresses), RingState / Ring / Turns / Rings (the barrier protocols), Tile / tile_of / work_of
 // (work items), idle_blocks and combine_pieces (an idle warpgroup's protocol, the split
-// combine), fa3_fwd_kernel (producer, then consumer: per work item the main loop, the split
-// combine, the epilogue), host side.
+// combine), the kernel's parts (producer: hand_out, load_tile, producer; consumer: start_tile,
+// mainloop, epilogue; the state they share stays in the kernel), fa3_fwd_kernel (the roles
+// calling them), host side.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -129,6 +131,8 @@ struct SharedStorage<QB, KVB, S, 0, Bar> {
 // registers, shared storage and the variants it compiles in.
 template <int D, int BN, int C, int S, class E>
 struct Traits {
+  static constexpr int kD = D, kBN = BN, kC = C, kS = S;
+  using Elem = E;
   static constexpr int kBlockM = 64 * C;
   static constexpr int kThreads = 128 * (C + 1);
   // Registers after setmaxnreg: 128 x producer + 128 C x consumer <= 64K.
@@ -449,8 +453,356 @@ __device__ __forceinline__ bool combine_pieces(float (&o)[D / 2], OnlineSoftmax<
   return true;
 }
 
+// ------------------------------------------------------------------------------ the kernel's parts
+// The producer's and the consumers' parts of fa3_fwd_kernel. The kernel's state stays in the
+// kernel (its locals, and the lambdas that capture them): a part takes that state by reference
+// and the lambdas as arguments. Declared this way, the kernel compiles to the same machine code
+// as with the parts written in its body (scripts/sass-diff.py); state moved into a part, or
+// captured differently, changes the order in which the compiler promotes it to registers, and
+// with it the register numbering; so can the order of the kernel's declarations (the
+// consumers' qn before g, the producer's kv before qn).
+
+// Producer: hands work item `code` to the consumers, the j-th through tile-ring slot j & 1 (a
+// persistent launch; a plain one has nothing to hand: its consumers take blockIdx.x), and
+// counts it.
+template <class L>
+__device__ __forceinline__ void hand_out(const bool& dynamic, int& j, const Rings<L, L::kS>& rings,
+                                         int* const& tile_slot, int code) {
+  if (dynamic) {
+    const RingState<2> slot{j};
+    const int s = slot.stage();
+    if (j >= 2) rings.tiles.acquire_reused(slot);
+    atomicExch(tile_slot + s, code);
+    rings.tiles.commit(slot);
+  }
+  ++j;
+}
+
+// Producer: the TMA loads of work item ti's Q tile (at Q ring position qn), then of its key
+// blocks from the last to the first into the K and V rings (positions from kv on); both
+// positions advance.
+template <class L>
+__device__ __forceinline__ void load_tile(const KernelParams& p, RingState<1>& qn, const Rings<L, L::kS>& rings,
+                                          const std::uint32_t& s_q, const CUtensorMap& tm_q, RingState<L::kS>& kv,
+                                          const std::uint32_t& s_k, const CUtensorMap& tm_k, const std::uint32_t& s_v,
+                                          const CUtensorMap& tm_v, const Tile& ti) {
+  constexpr int D = L::kD, BN = L::kBN, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  if (!ti.valid) return;
+  const int hk = ti.h / p.group;
+  const RingState<1> at_q = qn;
+  if (at_q.count > 0) rings.q.acquire(at_q);
+  qn.advance(1);
+  rings.q.expect(at_q, L::kQBytes);
+#pragma unroll
+  for (int c = 0; c < L::kChunks; ++c)
+    sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, rings.q.full_bar(at_q), c * L::kChunkElems, ti.h,
+                      ti.start_q + ti.row0, ti.tma_b);
+  for (int it = 0; it < ti.n_blocks; ++it, kv.advance(1)) {
+    const int n = ti.split.kb_lo + ti.n_blocks - 1 - it, s = kv.stage();
+    // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
+    // load key block n (K in 128-byte column chunks; V as the element type lays it out).
+    rings.k.acquire(kv);
+    rings.k.expect(kv, L::kKVBytes);
+#pragma unroll
+    for (int c = 0; c < L::kChunks; ++c)
+      sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, rings.k.full_bar(kv), c * L::kChunkElems, hk,
+                        ti.start_k + n * BN, ti.tma_b);
+    rings.v.acquire(kv);
+    rings.v.expect(kv, L::kKVBytes);
+    E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, rings.v.full_bar(kv), hk, ti.start_k + n * BN, ti.tma_b);
+  }
+}
+
+// The producer (one thread): prefetches the tensor maps, claims work items in order, the first
+// blockIdx.x, the others (a persistent launch) from the global counter, hands each to the
+// consumers (hand: hand_out, j items so far) and loads its tiles (produce: load_tile), up to
+// end_code; then, in a persistent launch, the last CTA to finish resets the counters.
+template <class L, class Hand, class Produce>
+__device__ __forceinline__ void producer(const CUtensorMap& tm_q, const CUtensorMap& tm_k, const CUtensorMap& tm_v,
+                                         const CUtensorMap& tm_o, const KernelParams& p, const SplitParams& sp,
+                                         const int& j, const bool& dynamic, int end_code, const Hand& hand,
+                                         const Produce& produce) {
+  constexpr int BN = L::kBN, kBlockM = L::kBlockM;
+  constexpr bool kSplit = L::kSplit;
+  sm90::prefetch_tensormap(&tm_q);
+  sm90::prefetch_tensormap(&tm_k);
+  sm90::prefetch_tensormap(&tm_v);
+  if (L::kTmaStoreO) sm90::prefetch_tensormap(&tm_o);
+  // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
+  // its first.
+  const int num_claims = kSplit ? sp.num_claims : p.num_tiles;
+  int pending = end_code;
+  for (;;) {
+    int code = pending;
+    if (kSplit && code != end_code) {
+      pending = end_code;
+    } else {
+      const int t = j == 0 ? static_cast<int>(blockIdx.x)
+                           : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : num_claims);
+      code = t >= num_claims ? end_code : t;
+      if (kSplit && code < end_code && t >= sp.slots.tile0) {
+        const int sl = t - sp.slots.tile0;
+        code = sp.slots.tile0 + 2 * sl;
+        if (slot_pieces(sp.slots, sl) > 1) pending = code + 1;
+      }
+    }
+    hand(code);
+    if (code >= end_code) break;
+    produce(work_of<kBlockM, BN, kSplit>(p, sp, code));
+  }
+  if (p.sched) {
+    // The last CTA to finish resets the counters for the next launch (every CTA has taken
+    // its last tile number before it counts itself finished).
+    __threadfence();
+    if (atomicAdd(p.sched + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+      p.sched[0] = 0;
+      p.sched[1] = 0;
+    }
+  }
+}
+
+// Consumer: the start of work item ti: its key limits (keys [0, lim_a) and [0, lim_b) visible to
+// the thread's rows a and b; blocks ending past mask_from need the mask), O and the softmax
+// state reset, its Q tile (ring position qn, which advances) waited for, and for max-free
+// blocks the rows' score bounds from it.
+template <class L>
+__device__ __forceinline__ void start_tile(const KernelParams& p, const Rings<L, L::kS>& rings, const Tile& ti,
+                                           int diag, int cw, int rl_a, int lane, float sl2, int& qn, int& lim_a,
+                                           int& lim_b, int& mask_from, float (&o)[L::kD / 2], OnlineSoftmax<L::kBN>& sm,
+                                           float& bound_a, float& bound_b, unsigned char* smem) {
+  constexpr int D = L::kD, BN = L::kBN, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  const int row_a = ti.row0 + cw * 64 + rl_a;                           // and row_a + 8
+  lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
+  lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
+  // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
+  // keys of the next packed sequence that a varlen tail block loads).
+  mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  sm = OnlineSoftmax<BN>();
+
+  rings.q.wait(RingState<1>{qn});
+  ++qn;
+  if constexpr (L::kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
+    const float f = 448.f * 1.05f * fabsf(sl2);
+    const unsigned char* q_row = smem + (cw * 64 + rl_a) * 128;
+    bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
+    bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
+  }
+}
+
+// Consumer: the main loop over work item ti's n_blocks key blocks [kb_end - n_blocks, kb_end),
+// last first, from K/V ring position kv: block kb_end - 1's QK^T and softmax (narrow where
+// L::kNarrowFirst allows, in s_n, sn and p_n); then per block its QK^T issued with the previous
+// block's PV, the softmax, P converted; then the PV of the first key block. O accumulates in o,
+// the softmax state in sm; s_acc holds S, then P in fp32, pf P as the PV's A fragments.
+// softmax, convert_p, max_free_ok and convert_p_checked are the kernel's per-block steps.
+// Releases the Q tile (position qn) where O has its own staging; g counts the K/V blocks
+// consumed.
+template <class L, class Softmax, class ConvertP, class MaxFreeOk, class ConvertPChecked>
+__device__ __forceinline__ void mainloop(const KernelParams& p, const Rings<L, L::kS>& rings, const Turns<L::kC>& turns,
+                                         const Tile& ti, RingState<L::kS> kv, int n_blocks, int kb_end, int diag,
+                                         int cw, int lane, float sl2, std::uint32_t q_base, std::uint32_t s_k,
+                                         std::uint32_t s_v, int qn, int& g, float (&o)[L::kD / 2],
+                                         float (&s_acc)[L::kBN / 2], std::uint32_t (&pf)[L::kBN / L::Elem::kK][4],
+                                         OnlineSoftmax<L::kBN>& sm, const int& lim_a, const int& lim_b,
+                                         const int& mask_from, const Softmax& softmax, const ConvertP& convert_p,
+                                         const MaxFreeOk& max_free_ok, const ConvertPChecked& convert_p_checked,
+                                         float (&s_n)[L::kBN / 4], OnlineSoftmax<L::kBN / 2>& sn,
+                                         std::uint32_t (&p_n)[L::kBN / 2 / L::Elem::kK][4]) {
+  constexpr int D = L::kD, BN = L::kBN, S = L::kS, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  constexpr float kSlack = L::kSlack;
+  constexpr bool kLazy = L::kLazy;
+  constexpr bool kMaxFree = L::kMaxFree;
+  if (n_blocks > 0) {
+    // Block kb_end - 1: QK^T and softmax only (its PV goes with the next block's QK^T).
+    // Narrow (L::kNarrowFirst) where this warpgroup's rows see none of its second half: QK^T
+    // and softmax BN / 2 wide, P zero beyond; the PV stays the loop's, full width.
+    bool narrow = false;
+    if constexpr (L::kNarrowFirst) {
+      const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
+      narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
+      if (narrow) {
+        constexpr int kHalf = BN / 2;
+        // The full block's protocol below, with the narrow arrays (written apart from it).
+        const int s = kv.stage();
+        rings.k.wait(kv);
+        turns.wait();
+        issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
+        turns.pass();
+        sm90::wgmma_wait<0>();
+        fence_acc(s_n);
+        rings.k.release(kv, lane);
+        if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
+        sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
+        sm.take(sn);
+        E::template convert_p<kHalf>(s_n, p_n);
+#pragma unroll
+        for (int k = 0; k < kHalf / E::kK; ++k)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) pf[k][r] = p_n[k][r];
+#pragma unroll
+        for (int k = kHalf / E::kK; k < BN / E::kK; ++k)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) pf[k][r] = 0u;
+      }
+    }
+    if (!narrow) {
+      const int s = kv.stage();
+      rings.k.wait(kv);
+      turns.wait();
+      issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + s * L::kKVBytes);
+      turns.pass();
+      sm90::wgmma_wait<0>();
+      fence_acc(s_acc);
+      rings.k.release(kv, lane);
+      softmax(kb_end - 1, false, kSlack);
+      convert_p();
+    }
+    for (int it = 1; it < n_blocks; ++it) {
+      const int n = kb_end - 1 - it;
+      const RingState<S> at_k = kv + it, at_v = at_k.prev();
+      const int sk = at_k.stage(), sv = at_v.stage();
+      rings.k.wait(at_k);
+      turns.wait();
+      issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + sk * L::kKVBytes);
+      if constexpr (!kLazy) sm.rescale<D>(o);
+      rings.v.wait(at_v);
+      E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
+      turns.pass();
+      sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 is waited for after the softmax
+      fence_acc(s_acc);
+      rings.k.release(at_k, lane);
+      // Max-free blocks start after two with the max, the second without slack, so that they
+      // start from the exact row max (P <= 2^offset).
+      const bool max_free = it >= 2 && max_free_ok();
+      softmax(n, max_free, kMaxFree && it < 2 ? 0.f : kSlack);
+      sm90::wgmma_wait<0>();
+      fence_acc(o);
+      fence_frag(pf);
+      rings.v.release(at_v, lane);
+      if constexpr (kLazy)
+        if (sm.rescale_o) sm.rescale<D>(o);
+      if (max_free) convert_p_checked();  // a rebase rescales O itself
+      else convert_p();
+    }
+    if constexpr (L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // every QK^T of the tile is complete
+    // PV of block kb_lo.
+    {
+      const RingState<S> at_v = (kv + n_blocks).prev();
+      const int sv = at_v.stage();
+      if constexpr (!kLazy) sm.rescale<D>(o);
+      rings.v.wait(at_v);
+      turns.wait();
+      E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
+      turns.pass();
+      sm90::wgmma_wait<0>();
+      fence_acc(o);
+      fence_frag(pf);
+      rings.v.release(at_v, lane);
+    }
+    g += n_blocks;
+  } else if constexpr (L::kSeparateO) {
+    rings.q.release(RingState<1>{qn}, lane);
+  }
+}
+
+// Consumer: the epilogue of work item te (a whole tile, or the last piece of a split tile after
+// the combine): O normalised by the row sums (o, and sm after reduce_sums), staged in shared
+// memory in the Q tile's swizzled layout and stored by TMA or 16-byte stores; the Q tile (ring
+// position qn) released where O was staged in it; then LSE. Shared memory is addressed from
+// smem_raw as in the kernel (the kernel's pointer passed in changes the stores' addressing).
+template <class L>
+__device__ __forceinline__ void epilogue(const CUtensorMap& tm_o, const KernelParams& p, const Rings<L, L::kS>& rings,
+                                         const Tile& te, const float (&o)[L::kD / 2], const OnlineSoftmax<L::kBN>& sm,
+                                         int cw, int tid, int lane, int rl_a, int qn) {
+  constexpr int D = L::kD, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  const float kNegInf = -INFINITY;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const std::uint32_t raw = sm90::smem_addr(smem_raw);
+  const std::uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
+  unsigned char* smem = smem_raw + pad;
+  float inv_a = 0.f, inv_b = 0.f;
+  if constexpr (E::kDescaleV) {  // O x descale_v / rowsum (the 2^offset of P cancels)
+    inv_a = sm.l_a > 0.f ? p.descale_v / sm.l_a : 0.f;
+    inv_b = sm.l_b > 0.f ? p.descale_v / sm.l_b : 0.f;
+  } else {
+    inv_a = sm.l_a > 0.f ? 1.f / sm.l_a : 0.f;
+    inv_b = sm.l_b > 0.f ? 1.f / sm.l_b : 0.f;
+  }
+
+  // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
+  // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
+  // the warpgroup, and the previous tile's TMA store, are done reading the previous staging.
+  if (L::kTmaStoreO && tid == 0) sm90::bulk_wait_read<0>();
+  sm90::named_barrier_sync(1 + cw, 128);
+  unsigned char* stage = smem + (L::kSeparateO ? L::kOffBar - L::kOBytes : 0) + cw * 64 * 128;
+  const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    const int chunk = i / 8, unit = i % 8;
+    const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
+    *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) =
+        pack2<E::kOutBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
+    *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
+        pack2<E::kOutBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
+  }
+  // One TMA store per 64-column chunk, issued by one thread (rows past the tensor's end are
+  // not written), except where a varlen tile's rows run into the next packed sequence (and
+  // where L::kTmaStoreO is off): those rows go out as 16-byte stores, up to seqlen_q.
+  const int wg_row0 = te.row0 + cw * 64;
+  const bool tma_store = L::kTmaStoreO && (!p.cu_q || wg_row0 + 64 <= te.seqlen_q);
+  if (tma_store) sm90::fence_proxy_async_shared();
+  sm90::named_barrier_sync(1 + cw, 128);
+  if (tma_store) {
+    if (tid == 0) {
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c)
+        sm90::tma_store_4d(&tm_o, sm90::smem_addr(stage) + c * (kBlockM * 128), c * 64, te.h, te.start_q + wg_row0,
+                           te.tma_b);
+      sm90::bulk_commit();
+      if constexpr (!L::kSeparateO) sm90::bulk_wait_read<0>();  // the staging in the Q tile is read
+    }
+  } else {
+    constexpr int kUnitsPerRow = D / 8;
+    unsigned char* o_base = static_cast<unsigned char*>(p.o);
+    const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
+#pragma unroll 4
+    for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
+      const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
+      const int row = te.row0 + cw * 64 + r;
+      const uint4 val =
+          *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 + (((cu % 8) ^ (r & 7)) << 4));
+      if (row < te.seqlen_q) {
+        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
+        *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
+      }
+    }
+  }
+  if constexpr (!L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // the staging in the Q tile is read
+  if (lane % 4 == 0) {
+    const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
+                                        : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
+    const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
+    // P carried 2^kPOffsetLog2, and so does the row sum: LSE takes it off.
+    constexpr float kOffsetLn = E::kPOffsetLog2 * 0.6931471805599453f;
+    if (ra < te.seqlen_q) p.lse[lse_row + ra] = sm.l_a > 0.f ? sm.m_a * p.scale + logf(sm.l_a) - kOffsetLn : kNegInf;
+    if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) - kOffsetLn : kNegInf;
+  }
+}
+
 #endif  // GENBENCH_SM90A_ENABLED
 
+// ------------------------------------------------------------------------------ the kernel
+
+// One CTA: the producer warpgroup (producer: hand_out, load_tile), then C consumer warpgroups,
+// each taking the work items handed out: per item its start (start_tile: key limits, Q tile),
+// the main loop (mainloop; idle_blocks for an idle warpgroup), the split combine for a piece of a split tile
+// (combine_pieces), the epilogue (epilogue).
 template <int D, int BN, int C, int S, class E>
 __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     fa3_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
@@ -492,81 +844,12 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     if (threadIdx.x == 0) {
       // Work items handed to the consumers (through slot j & 1 for the j-th), in claim order.
       int j = 0;
-      auto hand = [&](int code) {
-        if (dynamic) {
-          const RingState<2> slot{j};
-          const int s = slot.stage();
-          if (j >= 2) rings.tiles.acquire_reused(slot);
-          atomicExch(tile_slot + s, code);
-          rings.tiles.commit(slot);
-        }
-        ++j;
-      };
-      sm90::prefetch_tensormap(&tm_q);
-      sm90::prefetch_tensormap(&tm_k);
-      sm90::prefetch_tensormap(&tm_v);
-      if (L::kTmaStoreO) sm90::prefetch_tensormap(&tm_o);
+      // The producer's two steps, on its state (j, then the Q and K/V ring positions).
+      auto hand = [&](int code) { hand_out<L>(dynamic, j, rings, tile_slot, code); };
       RingState<S> kv{0};
       RingState<1> qn{0};
-      // Q of the item's tile, then its key blocks from the last to the first.
-      auto produce = [&](const Tile& ti) {
-        if (!ti.valid) return;
-        const int hk = ti.h / p.group;
-        const RingState<1> at_q = qn;
-        if (at_q.count > 0) rings.q.acquire(at_q);
-        qn.advance(1);
-        rings.q.expect(at_q, L::kQBytes);
-#pragma unroll
-        for (int c = 0; c < L::kChunks; ++c)
-          sm90::tma_load_4d(s_q + c * (kBlockM * 128), &tm_q, rings.q.full_bar(at_q), c * L::kChunkElems, ti.h,
-                            ti.start_q + ti.row0, ti.tma_b);
-        for (int it = 0; it < ti.n_blocks; ++it, kv.advance(1)) {
-          const int n = ti.split.kb_lo + ti.n_blocks - 1 - it, s = kv.stage();
-          // Stage s of the K ring, then of the V ring: wait until the consumers freed it, then
-          // load key block n (K in 128-byte column chunks; V as the element type lays it out).
-          rings.k.acquire(kv);
-          rings.k.expect(kv, L::kKVBytes);
-#pragma unroll
-          for (int c = 0; c < L::kChunks; ++c)
-            sm90::tma_load_4d(s_k + s * L::kKVBytes + c * (BN * 128), &tm_k, rings.k.full_bar(kv), c * L::kChunkElems,
-                              hk, ti.start_k + n * BN, ti.tma_b);
-          rings.v.acquire(kv);
-          rings.v.expect(kv, L::kKVBytes);
-          E::template load_v<D, BN>(s_v + s * L::kKVBytes, &tm_v, rings.v.full_bar(kv), hk, ti.start_k + n * BN,
-                                    ti.tma_b);
-        }
-      };
-      // Claims in order: a whole tile, or a split slot, whose second piece (if any) follows
-      // its first.
-      const int num_claims = kSplit ? sp.num_claims : p.num_tiles;
-      int pending = end_code;
-      for (;;) {
-        int code = pending;
-        if (kSplit && code != end_code) {
-          pending = end_code;
-        } else {
-          const int t = j == 0 ? static_cast<int>(blockIdx.x)
-                               : (dynamic ? static_cast<int>(gridDim.x) + atomicAdd(p.sched, 1) : num_claims);
-          code = t >= num_claims ? end_code : t;
-          if (kSplit && code < end_code && t >= sp.slots.tile0) {
-            const int sl = t - sp.slots.tile0;
-            code = sp.slots.tile0 + 2 * sl;
-            if (slot_pieces(sp.slots, sl) > 1) pending = code + 1;
-          }
-        }
-        hand(code);
-        if (code >= end_code) break;
-        produce(work_of<kBlockM, BN, kSplit>(p, sp, code));
-      }
-      if (p.sched) {
-        // The last CTA to finish resets the counters for the next launch (every CTA has taken
-        // its last tile number before it counts itself finished).
-        __threadfence();
-        if (atomicAdd(p.sched + 1, 1) == static_cast<int>(gridDim.x) - 1) {
-          p.sched[0] = 0;
-          p.sched[1] = 0;
-        }
-      }
+      auto produce = [&](const Tile& ti) { load_tile<L>(p, qn, rings, s_q, tm_q, kv, s_k, tm_k, s_v, tm_v, ti); };
+      producer<L>(tm_q, tm_k, tm_v, tm_o, p, sp, j, dynamic, end_code, hand, produce);
     }
     return;
   }
@@ -578,7 +861,6 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
   const int rl_a = warp * 16 + lane / 4;  // this thread's rows within the warpgroup: rl_a, rl_a + 8
   const std::uint32_t q_base = s_q + cw * 64 * 128;
   const float sl2 = p.scale_log2;
-  const float kNegInf = -INFINITY;
 
   const bool pingpong = p.pingpong != 0;
   const Turns<C> turns{pingpong, cw};
@@ -588,10 +870,9 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
   float s_acc[BN / 2];
   std::uint32_t pf[BN / E::kK][4];
   OnlineSoftmax<BN> sm;
-  // Lazy rescaling: O takes a block's correction right after that block's softmax, once the
-  // previous PV is complete, and only when the softmax moved a base (a warp-uniform branch
-  // outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
-  constexpr float kSlack = L::kSlack;
+  // Lazy rescaling (mainloop): O takes a block's correction right after that block's softmax,
+  // once the previous PV is complete, and only when the softmax moved a base (a warp-uniform
+  // branch outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
   constexpr bool kLazy = L::kLazy;
   constexpr bool kMaxFree = L::kMaxFree;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
@@ -643,7 +924,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     }
   };
 
-  int g = 0, qn = 0;  // K/V blocks and Q tiles consumed so far (ring positions)
+  int qn = 0, g = 0;  // Q tiles and K/V blocks consumed so far (ring positions)
   for (int j = 0;; ++j) {
     const int code = next_tile(j);
     if (code >= end_code) break;
@@ -652,24 +933,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
     const RingState<S> kv{g};                                              // the tile's first K/V block
     const int n_blocks = ti.n_blocks, kb_end = ti.split.kb_lo + n_blocks;  // key blocks [kb_lo, kb_end)
     const int diag = ti.seqlen_k - ti.seqlen_q;
-    const int row_a = ti.row0 + cw * 64 + rl_a;                           // and row_a + 8
-    lim_a = p.causal ? min(ti.seqlen_k, row_a + diag + 1) : ti.seqlen_k;  // keys [0, lim) visible
-    lim_b = p.causal ? min(ti.seqlen_k, row_a + 8 + diag + 1) : ti.seqlen_k;
-    // Smallest limit of the tile: blocks ending beyond it need the mask (this also masks the
-    // keys of the next packed sequence that a varlen tail block loads).
-    mask_from = p.causal ? min(ti.seqlen_k, ti.row0 + diag + 1) : ti.seqlen_k;
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-    sm = OnlineSoftmax<BN>();
-
-    rings.q.wait(RingState<1>{qn});
-    ++qn;
-    if constexpr (kMaxFree) {  // |K elements| <= 448; 5% over the fp16 sums of |q|
-      const float f = 448.f * 1.05f * fabsf(sl2);
-      const unsigned char* q_row = smem + (cw * 64 + rl_a) * 128;
-      bound_a = f * E::template q_abs_sum<D>(q_row, kBlockM * 128, lane % 4);
-      bound_b = f * E::template q_abs_sum<D>(q_row + 8 * 128, kBlockM * 128, lane % 4);
-    }
+    start_tile<L>(p, rings, ti, diag, cw, rl_a, lane, sl2, qn, lim_a, lim_b, mask_from, o, sm, bound_a, bound_b, smem);
     // An idle warpgroup (L::kIdleWarpgroups): all its 64 rows lie past seqlen_q (the last query
     // block of a length that is not a tile multiple), nothing to compute or store. It keeps the
     // ring and turn protocol of the loop below, step for step: each K/V stage waited for (so its
@@ -680,102 +944,15 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
       g += n_blocks;
       continue;
     }
-    if (n_blocks > 0) {
-      // Block kb_end - 1: QK^T and softmax only (its PV goes with the next block's QK^T).
-      // Narrow (L::kNarrowFirst) where this warpgroup's rows see none of its second half: QK^T
-      // and softmax BN / 2 wide, P zero beyond; the PV stays the loop's, full width.
-      bool narrow = false;
-      if constexpr (L::kNarrowFirst) {
-        const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
-        narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
-        if (narrow) {
-          constexpr int kHalf = BN / 2;
-          float s_n[kHalf / 2];  // its own array, not aliased onto s_acc
-          // The full block's protocol below, with the narrow array (written apart from it).
-          const int s = kv.stage();
-          rings.k.wait(kv);
-          turns.wait();
-          issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
-          turns.pass();
-          sm90::wgmma_wait<0>();
-          fence_acc(s_n);
-          rings.k.release(kv, lane);
-          OnlineSoftmax<kHalf> sn;
-          if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
-          sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
-          sm.take(sn);
-          std::uint32_t p_n[kHalf / E::kK][4];
-          E::template convert_p<kHalf>(s_n, p_n);
-#pragma unroll
-          for (int k = 0; k < kHalf / E::kK; ++k)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) pf[k][r] = p_n[k][r];
-#pragma unroll
-          for (int k = kHalf / E::kK; k < BN / E::kK; ++k)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) pf[k][r] = 0u;
-        }
-      }
-      if (!narrow) {
-        const int s = kv.stage();
-        rings.k.wait(kv);
-        turns.wait();
-        issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + s * L::kKVBytes);
-        turns.pass();
-        sm90::wgmma_wait<0>();
-        fence_acc(s_acc);
-        rings.k.release(kv, lane);
-        softmax(kb_end - 1, false, kSlack);
-        convert_p();
-      }
-      for (int it = 1; it < n_blocks; ++it) {
-        const int n = kb_end - 1 - it;
-        const RingState<S> at_k = kv + it, at_v = at_k.prev();
-        const int sk = at_k.stage(), sv = at_v.stage();
-        rings.k.wait(at_k);
-        turns.wait();
-        issue_qk<E, D, BN, kBlockM>(s_acc, q_base, s_k + sk * L::kKVBytes);
-        if constexpr (!kLazy) sm.rescale<D>(o);
-        rings.v.wait(at_v);
-        E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
-        turns.pass();
-        sm90::wgmma_wait<1>();  // S of block n is ready; PV of block n + 1 is waited for after the softmax
-        fence_acc(s_acc);
-        rings.k.release(at_k, lane);
-        // Max-free blocks start after two with the max, the second without slack, so that they
-        // start from the exact row max (P <= 2^offset).
-        const bool max_free = it >= 2 && max_free_ok();
-        softmax(n, max_free, kMaxFree && it < 2 ? 0.f : kSlack);
-        sm90::wgmma_wait<0>();
-        fence_acc(o);
-        fence_frag(pf);
-        rings.v.release(at_v, lane);
-        if constexpr (kLazy)
-          if (sm.rescale_o) sm.rescale<D>(o);
-        if (max_free) convert_p_checked();  // a rebase rescales O itself
-        else convert_p();
-      }
-      if constexpr (L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // every QK^T of the tile is complete
-      // PV of block kb_lo.
-      {
-        const RingState<S> at_v = (kv + n_blocks).prev();
-        const int sv = at_v.stage();
-        if constexpr (!kLazy) sm.rescale<D>(o);
-        rings.v.wait(at_v);
-        turns.wait();
-        E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
-        turns.pass();
-        sm90::wgmma_wait<0>();
-        fence_acc(o);
-        fence_frag(pf);
-        rings.v.release(at_v, lane);
-      }
-      g += n_blocks;
-    } else if constexpr (L::kSeparateO) {
-      rings.q.release(RingState<1>{qn}, lane);
-    }
+    // The narrow first block's scores, softmax and P (L::kNarrowFirst): arrays of their own,
+    // not aliased onto s_acc and pf.
+    float s_n[BN / 4];
+    OnlineSoftmax<BN / 2> sn;
+    std::uint32_t p_n[BN / 2 / E::kK][4];
+    mainloop<L>(p, rings, turns, ti, kv, n_blocks, kb_end, diag, cw, lane, sl2, q_base, s_k, s_v, qn, g, o, s_acc, pf,
+                sm, lim_a, lim_b, mask_from, softmax, convert_p, max_free_ok, convert_p_checked, s_n, sn, p_n);
 
-    // ---------------------------------------------------------------- epilogue
+    // ---------------------------------------------------------------- combine, epilogue
     // The tile's coordinates again (cheaper than holding them in registers through the loop).
     const Tile te = work_of<kBlockM, BN, kSplit>(p, sp, code);
     sm.reduce_sums();
@@ -786,73 +963,7 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
         continue;
       }
     }
-    float inv_a = 0.f, inv_b = 0.f;
-    if constexpr (E::kDescaleV) {  // O x descale_v / rowsum (the 2^offset of P cancels)
-      inv_a = sm.l_a > 0.f ? p.descale_v / sm.l_a : 0.f;
-      inv_b = sm.l_b > 0.f ? p.descale_v / sm.l_b : 0.f;
-    } else {
-      inv_a = sm.l_a > 0.f ? 1.f / sm.l_a : 0.f;
-      inv_b = sm.l_b > 0.f ? 1.f / sm.l_b : 0.f;
-    }
-
-    // Stage O (same swizzled layout as the Q tile) in this warpgroup's rows of the O buffer,
-    // or of its Q tile, whose wgmma reads are complete. The barrier first: every thread of
-    // the warpgroup, and the previous tile's TMA store, are done reading the previous staging.
-    if (L::kTmaStoreO && tid == 0) sm90::bulk_wait_read<0>();
-    sm90::named_barrier_sync(1 + cw, 128);
-    unsigned char* stage = smem + (L::kSeparateO ? L::kOffBar - L::kOBytes : 0) + cw * 64 * 128;
-    const int sw = rl_a & 7;  // rl_a + 8 has the same swizzle phase
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      const int chunk = i / 8, unit = i % 8;
-      const int off = chunk * (kBlockM * 128) + ((unit ^ sw) << 4) + (lane % 4) * 4;
-      *reinterpret_cast<std::uint32_t*>(stage + off + rl_a * 128) =
-          pack2<E::kOutBF16>(o[4 * i] * inv_a, o[4 * i + 1] * inv_a);
-      *reinterpret_cast<std::uint32_t*>(stage + off + (rl_a + 8) * 128) =
-          pack2<E::kOutBF16>(o[4 * i + 2] * inv_b, o[4 * i + 3] * inv_b);
-    }
-    // One TMA store per 64-column chunk, issued by one thread (rows past the tensor's end are
-    // not written), except where a varlen tile's rows run into the next packed sequence (and
-    // where L::kTmaStoreO is off): those rows go out as 16-byte stores, up to seqlen_q.
-    const int wg_row0 = te.row0 + cw * 64;
-    const bool tma_store = L::kTmaStoreO && (!p.cu_q || wg_row0 + 64 <= te.seqlen_q);
-    if (tma_store) sm90::fence_proxy_async_shared();
-    sm90::named_barrier_sync(1 + cw, 128);
-    if (tma_store) {
-      if (tid == 0) {
-#pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-          sm90::tma_store_4d(&tm_o, sm90::smem_addr(stage) + c * (kBlockM * 128), c * 64, te.h, te.start_q + wg_row0,
-                             te.tma_b);
-        sm90::bulk_commit();
-        if constexpr (!L::kSeparateO) sm90::bulk_wait_read<0>();  // the staging in the Q tile is read
-      }
-    } else {
-      constexpr int kUnitsPerRow = D / 8;
-      unsigned char* o_base = static_cast<unsigned char*>(p.o);
-      const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
-#pragma unroll 4
-      for (int u = tid; u < 64 * kUnitsPerRow; u += 128) {
-        const int r = u / kUnitsPerRow, cu = u % kUnitsPerRow;
-        const int row = te.row0 + cw * 64 + r;
-        const uint4 val =
-            *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 + (((cu % 8) ^ (r & 7)) << 4));
-        if (row < te.seqlen_q) {
-          const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
-          *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
-        }
-      }
-    }
-    if constexpr (!L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // the staging in the Q tile is read
-    if (lane % 4 == 0) {
-      const std::int64_t lse_row = p.cu_q ? te.h * p.lse_head_stride + te.start_q
-                                          : (static_cast<std::int64_t>(te.b) * p.heads + te.h) * p.seqlen_q;
-      const int ra = te.row0 + cw * 64 + rl_a, rb = ra + 8;
-      // P carried 2^kPOffsetLog2, and so does the row sum: LSE takes it off.
-      constexpr float kOffsetLn = E::kPOffsetLog2 * 0.6931471805599453f;
-      if (ra < te.seqlen_q) p.lse[lse_row + ra] = sm.l_a > 0.f ? sm.m_a * p.scale + logf(sm.l_a) - kOffsetLn : kNegInf;
-      if (rb < te.seqlen_q) p.lse[lse_row + rb] = sm.l_b > 0.f ? sm.m_b * p.scale + logf(sm.l_b) - kOffsetLn : kNegInf;
-    }
+    epilogue<L>(tm_o, p, rings, te, o, sm, cw, tid, lane, rl_a, qn);
   }
   turns.finish();
   if (L::kTmaStoreO && tid == 0) sm90::bulk_wait<0>();  // this warpgroup's last O stores are complete
