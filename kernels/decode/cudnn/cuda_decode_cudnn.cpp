@@ -38,7 +38,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -51,6 +50,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
+#include "kernels/common/cudnn_graph.h"
 #include "kernels/common/device_fill.h"
 #include "kernels/decode/common/decode_reference.h"
 #include "ops/decode/decode.h"
@@ -60,50 +60,8 @@ namespace genbench {
 
 namespace {
 
-std::string cudnn_message(cudnnStatus_t st) {
-  char msg[1024] = {0};
-  cudnnGetLastErrorString(msg, sizeof(msg));
-  return std::string(cudnnGetErrorString(st)) + (msg[0] ? std::string(": ") + msg : "");
-}
-
-void check_cudnn(cudnnStatus_t st, const char* call, const char* file, int line) {
-  if (st == CUDNN_STATUS_SUCCESS) return;
-  throw_call_error(call, cudnn_message(st), file, line);
-}
-#define GENBENCH_CHECK_CUDNN(call) check_cudnn((call), #call, __FILE__, __LINE__)
-
-// One backend descriptor, destroyed with its owner.
-class Desc {
- public:
-  explicit Desc(cudnnBackendDescriptorType_t t) { GENBENCH_CHECK_CUDNN(cudnnBackendCreateDescriptor(t, &d_)); }
-  Desc(Desc&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
-  Desc(const Desc&) = delete;
-  Desc& operator=(const Desc&) = delete;
-  Desc& operator=(Desc&&) = delete;
-  ~Desc() {
-    if (d_) cudnnBackendDestroyDescriptor(d_);
-  }
-  cudnnBackendDescriptor_t get() const { return d_; }
-  template <typename V>
-  Desc& set(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, const V& v) {
-    GENBENCH_CHECK_CUDNN(cudnnBackendSetAttribute(d_, a, t, 1, &v));
-    return *this;
-  }
-  template <typename V>
-  Desc& set_array(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, const std::vector<V>& v) {
-    GENBENCH_CHECK_CUDNN(cudnnBackendSetAttribute(d_, a, t, static_cast<std::int64_t>(v.size()), v.data()));
-    return *this;
-  }
-  Desc& finalize() {
-    GENBENCH_CHECK_CUDNN(cudnnBackendFinalize(d_));
-    return *this;
-  }
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
-
-cudnnDataType_t io_type(DType t) { return t == DType::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF; }
+using cudnn::Desc;
+using cudnn::io_type;
 
 // How the graph reads K and V.
 enum class PoolLayout {
@@ -128,12 +86,12 @@ struct Bindings {
 };
 
 // Builds and owns the operation graph's execution plan and the by-value scalars.
-class DecodeGraph {
+class DecodeGraph : private cudnn::GraphBuilder {
  public:
   // Unique ids of the tensors bound at execution.
   enum : std::int64_t { kQ = 1, kK, kV, kO, kStats, kScale, kNegInf, kSeqQ, kSeqKv, kTableK, kTableV, kVirtual = 100 };
 
-  DecodeGraph(cudnnHandle_t handle, const DecodeShape& s, PoolLayout layout) : layout_(layout) {
+  DecodeGraph(cudnnHandle_t handle, const DecodeShape& s, PoolLayout layout) : GraphBuilder(kVirtual), layout_(layout) {
     const auto& dd = s.dims;
     const std::int64_t b = dd.batch, h = dd.heads, hk = dd.heads_kv, sq = dd.new_tokens, sk = dd.cache, d = dd.head_dim;
     const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32,
@@ -255,151 +213,25 @@ class DecodeGraph {
  private:
   // Operation graph, heuristics (mode A), and the first engine configuration that builds a plan.
   void build_plan(cudnnHandle_t handle) {
-    std::vector<cudnnBackendDescriptor_t> ops;
-    for (const auto& op : ops_) ops.push_back(op.get());
-    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    graph.set_array(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
-        .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
-        .finalize();
-    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-    const cudnnBackendDescriptor_t g = graph.get();
-    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, g)
-        .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
-        .finalize();
-    std::int64_t n = 0;
-    GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, nullptr));
-    if (n == 0) throw Error("cuDNN's heuristics list no engine for this graph");
-    std::vector<Desc> cfgs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (std::int64_t i = 0; i < n; ++i) {
-      cfgs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(cfgs.back().get());
-    }
-    GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &n, raw.data()));
-    std::string last_error;
-    for (std::int64_t i = 0; i < n && !plan_; ++i) {
-      cudnnBackendDescriptor_t p_desc = nullptr;
-      if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p_desc) != CUDNN_STATUS_SUCCESS)
-        continue;
-      cudnnStatus_t st =
-          cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-      if (st == CUDNN_STATUS_SUCCESS)
-        st = cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                      &raw[static_cast<std::size_t>(i)]);
-      if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(p_desc);
-      if (st != CUDNN_STATUS_SUCCESS) {
-        last_error = cudnn_message(st);
-        cudnnBackendDestroyDescriptor(p_desc);
-        continue;
-      }
-      plan_ = p_desc;
-      // The engine's global index names the variant.
-      Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      cudnnBackendDescriptor_t e = engine.get();
-      std::int64_t cnt = 0, index = -1;
-      if (cudnnBackendGetAttribute(raw[static_cast<std::size_t>(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
-                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &e) == CUDNN_STATUS_SUCCESS &&
-          cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &index) ==
-              CUDNN_STATUS_SUCCESS)
-        engine_ = strprintf("cudnn eng%lld h%lld/%lld", static_cast<long long>(index), static_cast<long long>(i),
-                            static_cast<long long>(n));
-      else engine_ = strprintf("cudnn h%lld/%lld", static_cast<long long>(i), static_cast<long long>(n));
-    }
-    if (!plan_)
+    const cudnn::PlanSearch found = find_plan(handle);
+    if (found.configs == 0) throw Error("cuDNN's heuristics list no engine for this graph");
+    const std::int64_t n = found.configs;
+    if (!found.plan) {
+      const std::string last_error = found.failed
+                                         ? std::string(cudnnGetErrorString(found.last_status)) +
+                                               (found.last_detail.empty() ? "" : std::string(": ") + found.last_detail)
+                                         : std::string();
       throw Error("none of cuDNN's " + std::to_string(n) + " engine configurations built a plan: " + last_error);
-    GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(plan_, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                                  &n, &workspace_bytes_));
+    }
+    plan_ = found.plan;
+    const std::int64_t i = found.chosen;
+    if (found.engine_known)
+      engine_ = strprintf("cudnn eng%lld h%lld/%lld", static_cast<long long>(found.engine_index),
+                          static_cast<long long>(i), static_cast<long long>(n));
+    else engine_ = strprintf("cudnn h%lld/%lld", static_cast<long long>(i), static_cast<long long>(n));
+    workspace_bytes_ = found.workspace_bytes;
   }
 
-  const Desc& tensor(std::int64_t uid, cudnnDataType_t t, const std::vector<std::int64_t>& dims,
-                     const std::vector<std::int64_t>& strides, bool is_virtual = false, bool by_value = false) {
-    tensors_.emplace_back(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    Desc& d = tensors_.back();
-    const std::int64_t align = 16;
-    d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, t)
-        .set_array(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims)
-        .set_array(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides)
-        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, uid)
-        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, align);
-    if (is_virtual) d.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, true);
-    if (by_value) d.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, true);
-    d.finalize();
-    return d;
-  }
-  const Desc& virt(cudnnDataType_t t, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& strides) {
-    return tensor(next_virtual_++, t, dims, strides, true);
-  }
-  // C = A B; the GEMM's M, N or K limited per batch by the given int32 [b, 1, 1, 1] tensors;
-  // pad_zero: the rows and columns past those limits read as 0.
-  void matmul(const Desc& a, const Desc& b, const Desc& c, const Desc* m_override, const Desc* n_override,
-              const Desc* k_override, bool pad_zero) {
-    keep_.emplace_back(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    keep_.back().set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, f32);
-    if (pad_zero) {
-      const double zero = 0.0;
-      keep_.back().set(CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, zero);
-    }
-    keep_.back().finalize();
-    const cudnnBackendDescriptor_t ad = a.get(), bd = b.get(), cd = c.get(), md = keep_.back().get();
-    ops_.emplace_back(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    Desc& op = ops_.back();
-    op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, ad)
-        .set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, bd)
-        .set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, cd)
-        .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, md);
-    const std::pair<cudnnBackendAttributeName_t, const Desc*> overrides[] = {
-        {CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, m_override},
-        {CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n_override},
-        {CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, k_override}};
-    for (const auto& [attr, t] : overrides)
-      if (t) {
-        const cudnnBackendDescriptor_t td = t->get();
-        op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, td);
-      }
-    op.finalize();
-  }
-  void pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t prec, const Desc& x, const Desc* b, const Desc* t,
-                 const Desc& y, std::int64_t axis = -1) {
-    keep_.emplace_back(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    keep_.back()
-        .set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
-        .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec);
-    if (axis >= 0) keep_.back().set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, axis);
-    keep_.back().finalize();
-    const cudnnBackendDescriptor_t pw = keep_.back().get(), xd = x.get(), yd = y.get();
-    ops_.emplace_back(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    Desc& op = ops_.back();
-    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
-        .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, xd);
-    if (b) {
-      const cudnnBackendDescriptor_t bd = b->get();
-      op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, bd);
-    }
-    if (t) {
-      const cudnnBackendDescriptor_t td = t->get();
-      op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, td);
-    }
-    op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, yd).finalize();
-  }
-  void reduction(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
-    keep_.emplace_back(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    keep_.back()
-        .set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, mode)
-        .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, f32)
-        .finalize();
-    const cudnnBackendDescriptor_t rd = keep_.back().get(), xd = x.get(), yd = y.get();
-    ops_.emplace_back(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    ops_.back()
-        .set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, rd)
-        .set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, xd)
-        .set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, yd)
-        .finalize();
-  }
   // y = the pages of `container` that `table` lists for each sequence, up to its length.
   void paged_load(const Desc& container, const Desc& table, const Desc& lengths, const Desc& y) {
     const cudnnBackendDescriptor_t cd = container.get(), td = table.get(), ld = lengths.get(), yd = y.get();
@@ -413,9 +245,6 @@ class DecodeGraph {
   }
 
   PoolLayout layout_;
-  // Descriptors are referenced while the graph is built: std::deque keeps them in place.
-  std::deque<Desc> tensors_, keep_, ops_;
-  std::int64_t next_virtual_ = kVirtual;
   cudnnBackendDescriptor_t plan_ = nullptr;
   std::int64_t workspace_bytes_ = 0;
   std::string engine_;
