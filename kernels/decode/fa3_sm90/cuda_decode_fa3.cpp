@@ -19,6 +19,7 @@
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/common/device_fill.h"
 #include "kernels/decode/common/decode_reference.h"
+#include "kernels/decode/common/decode_sample.h"
 #include "kernels/decode/fa3_sm90/decode_sm90.h"
 #include "ops/decode/decode.h"
 #include "ops/implementation.h"
@@ -185,40 +186,9 @@ class DecodeFa3Case final : public Case {
   Validation check() {
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
     const auto& d = s_.dims;
-    std::vector<std::int64_t> seqs = {0, d.batch / 2, d.batch - 1};
-    for (std::uint64_t r = 1; r <= 2; ++r)
-      seqs.push_back(static_cast<std::int64_t>(decode::mix64(seed_ + r) % d.batch));
-    std::sort(seqs.begin(), seqs.end());
-    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
-    const auto n = static_cast<std::int64_t>(seqs.size());
-    const std::size_t row = static_cast<std::size_t>(d.heads_kv * d.head_dim) * dtype_size(s_.kv_dtype);
-    const std::int64_t P = d.page_rows();
-    DeviceBuffer sk = ctx_backend_.allocate(static_cast<std::size_t>(n * d.cache) * row);
-    DeviceBuffer sv = ctx_backend_.allocate(static_cast<std::size_t>(n * d.cache) * row);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t b = seqs[static_cast<std::size_t>(i)], L = lens_host_[static_cast<std::size_t>(b)];
-      for (std::int64_t j = 0; j < L; j += P) {
-        const std::size_t src = static_cast<std::size_t>(decode::pool_row(d, table_host_, b, j)) * row;
-        const std::size_t dst = static_cast<std::size_t>(i * d.cache + j) * row;
-        const std::size_t len = static_cast<std::size_t>(std::min(P, L - j)) * row;
-        GENBENCH_CHECK_CUDA(
-            cudaMemcpyAsync(sk.as<char>() + dst, k_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
-        GENBENCH_CHECK_CUDA(
-            cudaMemcpyAsync(sv.as<char>() + dst, v_.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream()));
-      }
-    }
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
-    decode::HostDecodeData x;
-    x.dims = d;
-    x.dims.batch = n;
-    x.dims.page_size = 0;
-    x.q_dtype = s_.dtype;
-    x.kv_dtype = s_.kv_dtype;
-    x.scale = s_.scale;
-    x.table = decode::block_table(x.dims, 0);
-    const std::size_t el_kv = static_cast<std::size_t>(n * d.cache * d.heads_kv * d.head_dim);
-    x.k = attention::download_as_float(sk.get(), s_.kv_dtype, el_kv, s_.kv_descale());
-    x.v = attention::download_as_float(sv.get(), s_.kv_dtype, el_kv, s_.kv_descale());
+    const std::vector<std::int64_t> seqs = decode::sampled_sequences(d, seed_);
+    decode::HostDecodeData x =
+        decode::gather_sequences(s_, seqs, ctx_backend_, stream(), k_, v_, table_host_, lens_host_, s_.kv_descale());
     const auto q = attention::download_as_float(q_.get(), s_.dtype, n_q_);
     const auto o = attention::download_as_float(o_.get(), s_.dtype, n_q_);
     const auto lse = attention::download_as_float(lse_.get(), DType::fp32, lse_.bytes() / sizeof(float));

@@ -1,0 +1,55 @@
+#include "kernels/decode/common/decode_sample.h"
+
+#include <algorithm>
+
+#include "backend/cuda/check.h"
+#include "kernels/attention/common/attention_case.h"
+
+namespace genbench::decode {
+
+std::vector<std::int64_t> sampled_sequences(const DecodeDims& d, std::uint64_t seed) {
+  std::vector<std::int64_t> seqs = {0, d.batch / 2, d.batch - 1};
+  for (std::uint64_t r = 1; r <= 2; ++r) seqs.push_back(static_cast<std::int64_t>(mix64(seed + r) % d.batch));
+  std::sort(seqs.begin(), seqs.end());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  return seqs;
+}
+
+HostDecodeData gather_sequences(const DecodeShape& s, const std::vector<std::int64_t>& seqs, Backend& backend,
+                                cudaStream_t stream, const DeviceBuffer& k, const DeviceBuffer& v,
+                                const std::vector<std::int32_t>& table, const std::vector<std::int64_t>& lengths,
+                                float kv_descale) {
+  const auto& d = s.dims;
+  const auto n = static_cast<std::int64_t>(seqs.size());
+  const std::size_t row = static_cast<std::size_t>(d.heads_kv * d.head_dim) * dtype_size(s.kv_dtype);
+  const std::int64_t P = d.page_rows();
+  DeviceBuffer sk = backend.allocate(static_cast<std::size_t>(n * d.cache) * row);
+  DeviceBuffer sv = backend.allocate(static_cast<std::size_t>(n * d.cache) * row);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t b = seqs[static_cast<std::size_t>(i)], L = lengths[static_cast<std::size_t>(b)];
+    for (std::int64_t j = 0; j < L; j += P) {
+      const std::size_t src = static_cast<std::size_t>(pool_row(d, table, b, j)) * row;
+      const std::size_t dst = static_cast<std::size_t>(i * d.cache + j) * row;
+      const std::size_t len = static_cast<std::size_t>(std::min(P, L - j)) * row;
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpyAsync(sk.as<char>() + dst, k.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpyAsync(sv.as<char>() + dst, v.as<char>() + src, len, cudaMemcpyDeviceToDevice, stream));
+    }
+  }
+  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream));
+  HostDecodeData x;
+  x.dims = d;
+  x.dims.batch = n;
+  x.dims.page_size = 0;
+  x.q_dtype = s.dtype;
+  x.kv_dtype = s.kv_dtype;
+  x.scale = s.scale;
+  x.table = block_table(x.dims, 0);
+  const std::size_t el_kv = static_cast<std::size_t>(n * d.cache * d.heads_kv * d.head_dim);
+  x.k = attention::download_as_float(sk.get(), s.kv_dtype, el_kv, kv_descale);
+  x.v = attention::download_as_float(sv.get(), s.kv_dtype, el_kv, kv_descale);
+  return x;
+}
+
+}  // namespace genbench::decode
