@@ -173,6 +173,29 @@ class GraphBuilder {
         .finalize();
   }
 
+  // Softmax along the last axis of the scores `s` (full: [b, h, sq, sk], row: [b, h, sq, 1],
+  // with their strides), in fp32: M = rowmax, E = exp(s - M), L = rowsum(E), `stats` = M +
+  // log(L); returns P = E / L, in `p_type`.
+  const Desc& softmax(const Desc& s, const Desc& stats, cudnnDataType_t p_type, const std::vector<std::int64_t>& full,
+                      const std::vector<std::int64_t>& full_st, const std::vector<std::int64_t>& row,
+                      const std::vector<std::int64_t>& row_st) {
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    const auto& mx = virt(f32, row, row_st);
+    reduction(CUDNN_REDUCE_TENSOR_MAX, s, mx);
+    const auto& sub = virt(f32, full, full_st);
+    pointwise(CUDNN_POINTWISE_SUB, f32, s, &mx, nullptr, sub);
+    const auto& ex = virt(f32, full, full_st);
+    pointwise(CUDNN_POINTWISE_EXP, f32, sub, nullptr, nullptr, ex);
+    const auto& sum = virt(f32, row, row_st);
+    reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
+    const auto& lg = virt(f32, row, row_st);
+    pointwise(CUDNN_POINTWISE_LOG, f32, sum, nullptr, nullptr, lg);
+    pointwise(CUDNN_POINTWISE_ADD, f32, mx, &lg, nullptr, stats);
+    const auto& p = virt(p_type, full, full_st);
+    pointwise(CUDNN_POINTWISE_DIV, f32, ex, &sum, nullptr, p);
+    return p;
+  }
+
   // The operation graph of every operation added, heuristics (mode A), and the first engine
   // configuration that builds a plan. Returns with configs 0 when the heuristics list none,
   // with plan null when none of them built one.

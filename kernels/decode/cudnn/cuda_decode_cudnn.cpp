@@ -167,19 +167,7 @@ class DecodeGraph : private cudnn::GraphBuilder {
       masked = &s4;
     }
 
-    const auto& mx = virt(f32, row, row_st);
-    reduction(CUDNN_REDUCE_TENSOR_MAX, *masked, mx);
-    const auto& sub = virt(f32, full, full_st);
-    pointwise(CUDNN_POINTWISE_SUB, f32, *masked, &mx, nullptr, sub);
-    const auto& ex = virt(f32, full, full_st);
-    pointwise(CUDNN_POINTWISE_EXP, f32, sub, nullptr, nullptr, ex);
-    const auto& sum = virt(f32, row, row_st);
-    reduction(CUDNN_REDUCE_TENSOR_ADD, ex, sum);
-    const auto& lg = virt(f32, row, row_st);
-    pointwise(CUDNN_POINTWISE_LOG, f32, sum, nullptr, nullptr, lg);
-    pointwise(CUDNN_POINTWISE_ADD, f32, mx, &lg, nullptr, stats);
-    const auto& p = virt(io, full, full_st);
-    pointwise(CUDNN_POINTWISE_DIV, f32, ex, &sum, nullptr, p);
+    const auto& p = softmax(*masked, stats, io, full, full_st, row, row_st);
     matmul(p, *v, o, &seq_q, nullptr, &seq_kv, false);
 
     build_plan(handle);
