@@ -6,11 +6,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "kernels/decode/common/decode_reference.h"
 #include "ops/decode/decode.h"
+#include "ops/implementation.h"
 
 namespace genbench::decode {
 
@@ -26,5 +29,15 @@ HostDecodeData gather_sequences(const DecodeShape& s, const std::vector<std::int
                                 cudaStream_t stream, const DeviceBuffer& k, const DeviceBuffer& v,
                                 const std::vector<std::int32_t>& table, const std::vector<std::int64_t>& lengths,
                                 float kv_descale);
+
+// Graph mode's validation after `v` (that of the first execution): the captured graph reads the
+// lengths from device memory, so it is replayed with two more sets of lengths (draws 1 and 2 of
+// varlen dims), each put in place by `set_lengths` and validated by `rerun` (poison, execute,
+// check); the shape's own lengths are set again after. Returns the first failed validation,
+// named by its draw, or `v` with the largest error and a note of `captures` (graph captures
+// made), which `graph_note` also receives for the variant's name.
+Validation replay_with_lengths(const DecodeShape& s, Validation v,
+                               const std::function<void(const std::vector<std::int64_t>&)>& set_lengths,
+                               const std::function<Validation()>& rerun, const int& captures, std::string& graph_note);
 
 }  // namespace genbench::decode

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/cuda_backend.h"
@@ -110,25 +111,14 @@ class DecodeFa3Case final : public Case {
     }
     if (s_.graph) {
       // The captured graph reads the lengths from device memory: replay it with new ones.
-      decode::DecodeDims dd = s_.dims;
-      dd.varlen = true;
-      for (std::uint64_t draw : {1u, 2u}) {
-        set_lengths(decode::cache_lengths(dd, draw));
-        poison();
-        execute();
-        Validation g = check();
-        if (!g.ok) {
-          set_lengths(s_.lengths());
-          g.detail =
-              strprintf("graph replay with lengths draw %llu: ", static_cast<unsigned long long>(draw)) + g.detail;
-          return g;
-        }
-        v.error = std::max(v.error, g.error);
-      }
-      set_lengths(s_.lengths());
-      v.detail +=
-          strprintf("; the graph (%d capture) replayed with 2 more sets of lengths, both within bounds", captures_);
-      graph_note_ = strprintf(" g:%dcap+2len", captures_);
+      return decode::replay_with_lengths(
+          s_, std::move(v), [this](const std::vector<std::int64_t>& l) { set_lengths(l); },
+          [this] {
+            poison();
+            execute();
+            return check();
+          },
+          captures_, graph_note_);
     }
     return v;
   }
