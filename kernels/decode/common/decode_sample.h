@@ -2,7 +2,8 @@
 // What the decode op's device implementations validate: a few whole sequences (the first,
 // middle and last, and two seeded others), their keys and values gathered from the device
 // pools through the block table into a contiguous scratch on the device (one copy per page),
-// so validation reads what it checks and no more, whatever the pool's size. CUDA builds only.
+// so validation reads what it checks and no more, whatever the pool's size; and graph mode's
+// replays with more lengths. CUDA builds only.
 #include <cuda_runtime.h>
 
 #include <cstdint>
