@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
 constexpr int kStreamTiles = 4;  // k-tiles per stage
 template <bool R16>
 __host__ __device__ constexpr int ring_stages() {
-  return R16 ? 5 : 4;  // stages per warp's ring: 1 or 2 CTAs an SM within 227 KB of shared memory
+  return R16 ? 3 : 4;  // stages per warp's ring: 2 CTAs an SM within 227 KB of shared memory
 }
 constexpr int kARowBytes = kStreamTiles * kTileK * 2 + 16;  // 144: padded, conflict-free fragment loads
 
@@ -437,35 +437,6 @@ __device__ __forceinline__ void codes_to_a(std::uint32_t q, std::uint32_t zlo0, 
   a[3] = x[3];  // row g + 8, k 8-15
 }
 
-// Symmetric codes without the zero's subtraction: the A registers hold MAGIC + q (fp16: k 8-15
-// as 1024 + 16 q, read in place; their activations enter divided by 16), and the kernel adds
-// the offset's term with one more mma whose A operand is offset_lo() for k 0-7 and
-// offset_hi() for k 8-15 (-(MAGIC + 8); fp16 k 8-15: -(1024 + 128) against activations / 16).
-// Exact in the type; the fp32 sums carry MAGIC times the activations, a relative error of
-// about 2^-24 x MAGIC x sum|a| against the result, far below the 16-bit tolerances.
-template <typename T>
-__device__ __forceinline__ void codes_to_a_offset(std::uint32_t q, std::uint32_t (&a)[4]) {
-  constexpr std::uint32_t magic2 = Bits<T>::magic * 0x10001u;
-  const std::uint32_t q8 = q >> 8;
-  a[0] = lop3_and_or(q, 0x000f000fu, magic2);   // row g, k 0-7
-  a[1] = lop3_and_or(q8, 0x000f000fu, magic2);  // row g + 8, k 0-7
-  if constexpr (std::is_same_v<T, __half>) {
-    a[2] = lop3_and_or(q, 0x00f000f0u, magic2);   // row g, k 8-15
-    a[3] = lop3_and_or(q8, 0x00f000f0u, magic2);  // row g + 8, k 8-15
-  } else {
-    a[2] = lop3_and_or(q >> 4, 0x000f000fu, magic2);
-    a[3] = lop3_and_or(q >> 12, 0x000f000fu, magic2);
-  }
-}
-template <typename T>
-__host__ __device__ constexpr std::uint32_t offset_lo() {
-  return (std::is_same_v<T, __half> ? 0xE408u : 0xC308u) * 0x10001u;  // -1032 | -136
-}
-template <typename T>
-__host__ __device__ constexpr std::uint32_t offset_hi() {
-  return (std::is_same_v<T, __half> ? 0xE480u : 0xC308u) * 0x10001u;  // -1152 | -136
-}
-
 // -(MAGIC + z) and the in-place nibbles' zero term, both halves, for zero code z.
 template <typename T>
 __device__ __forceinline__ std::uint32_t zero_lo(std::uint32_t z) {
@@ -490,10 +461,10 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
   return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
 }
 
-// Up to 8 tokens two CTAs an SM (128 registers, 4-stage rings); 9-16 tokens one CTA an SM
-// (their two accumulator sets need more registers than that) with 5-stage rings.
+// Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
+// (which need more registers than that: no spills).
 template <typename T, bool ZP, bool MULTI, bool R16>
-__global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_stream_kernel(const Params p) {
   constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
   constexpr int kRing = ring_stages<R16>();
   constexpr int kStage = stream_stage_bytes<R16>();
@@ -566,8 +537,7 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
     load_slot = load_slot + kStage == ring_end ? ring_begin : load_slot + kStage;
   };
 
-  // part: this stage's (or 32 k's) products; corr: the symmetric codes' offset term (below).
-  float acc[kSets][4][4], part[kSets][4][4], corr[kSets][4];
+  float acc[kSets][4][4], part[kSets][4][4];
 #pragma unroll
   for (int h = 0; h < kSets; ++h)
 #pragma unroll
@@ -582,7 +552,6 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
   }
   constexpr std::uint32_t kZlo = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
   const std::uint32_t kZhi = zero_hi<T>(kSymmetricZero);
-  const std::uint32_t kCorrA[4] = {offset_lo<T>(), offset_lo<T>(), offset_hi<T>(), offset_hi<T>()};
 
   const unsigned char* st = ring;  // the slot computed on
   for (int it = 0; it < my_stages; ++it) {
@@ -593,11 +562,9 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        corr[h][c] = 0.0f;
+      for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) part[h][i][c] = 0.0f;
-      }
+        for (int c = 0; c < 4; ++c) part[h][i][c] = 0.0f;
 #pragma unroll
     for (int u = 0; u < kStreamTiles; ++u) {
       const int r = MULTI ? u / 2 : 0;  // scale / zero row of this k-tile
@@ -611,12 +578,6 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
         const unsigned char* row = st + kOffA + (g + 8 * h) * kARowBytes + u * 32 + t * 4;
         b[h][0] = *reinterpret_cast<const std::uint32_t*>(row);       // k 2t, 2t+1
         b[h][1] = *reinterpret_cast<const std::uint32_t*>(row + 16);  // k 2t+8, 2t+9
-        // Symmetric fp16: the weights of k 8-15 enter as 1024 + 16 q, so their activations
-        // enter divided by 16 (exact: a power of two).
-        if (!ZP && std::is_same_v<T, __half>) b[h][1] = fma2<T>(b[h][1], 0x2C002C00u, 0x80008000u);
-        // Symmetric: the weights entered as MAGIC + q (lop3 alone); one more mma per token set
-        // adds -(MAGIC + 8) times the activations' sum over k, the same for every column.
-        if (!ZP) mma16816<T>(corr[h], kCorrA, b[h][0], b[h][1]);
       }
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
@@ -629,8 +590,7 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
           zh1 = zero_hi<T>(z1);
         }
         std::uint32_t af[4];
-        if (ZP) codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
-        else codes_to_a_offset<T>(wq[w], af);
+        codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
 #pragma unroll
         for (int h = 0; h < kSets; ++h) mma16816<T>(part[h][w], af, b[h][0], b[h][1]);
       }
@@ -645,20 +605,15 @@ __global__ void __launch_bounds__(kThreads, R16 ? 1 : 2) w4a16_stream_kernel(con
           const float s_hi = to_float<T>(static_cast<std::uint16_t>(sw[w] >> 16));      // column 16w + 8 + g
 #pragma unroll
           for (int h = 0; h < kSets; ++h) {
-            acc[h][w][0] = fmaf(part[h][w][0] + corr[h][0], s_lo, acc[h][w][0]);
-            acc[h][w][1] = fmaf(part[h][w][1] + corr[h][1], s_lo, acc[h][w][1]);
-            acc[h][w][2] = fmaf(part[h][w][2] + corr[h][2], s_hi, acc[h][w][2]);
-            acc[h][w][3] = fmaf(part[h][w][3] + corr[h][3], s_hi, acc[h][w][3]);
+            acc[h][w][0] = fmaf(part[h][w][0], s_lo, acc[h][w][0]);
+            acc[h][w][1] = fmaf(part[h][w][1], s_lo, acc[h][w][1]);
+            acc[h][w][2] = fmaf(part[h][w][2], s_hi, acc[h][w][2]);
+            acc[h][w][3] = fmaf(part[h][w][3], s_hi, acc[h][w][3]);
             if (MULTI)
 #pragma unroll
               for (int c = 0; c < 4; ++c) part[h][w][c] = 0.0f;
           }
         }
-        if (MULTI)
-#pragma unroll
-          for (int h = 0; h < kSets; ++h)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) corr[h][c] = 0.0f;
       }
     }
     st = st + kStage == ring + kRing * kStage ? ring : st + kStage;
