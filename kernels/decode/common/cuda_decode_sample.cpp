@@ -1,6 +1,7 @@
 #include "kernels/decode/common/decode_sample.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "backend/cuda/check.h"
 #include "core/strings.h"
@@ -14,6 +15,35 @@ std::vector<std::int64_t> sampled_sequences(const DecodeDims& d, std::uint64_t s
   std::sort(seqs.begin(), seqs.end());
   seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
   return seqs;
+}
+
+Validation check_sequences(const DecodeShape& s, const std::vector<std::int64_t>& seqs, HostDecodeData x,
+                           const std::vector<std::int64_t>& lengths, const std::vector<float>& q,
+                           const std::vector<float>& o, const std::vector<float>& lse,
+                           const std::function<std::size_t(std::size_t, std::size_t, std::size_t)>& lse_at,
+                           std::uint64_t seed) {
+  const auto& d = s.dims;
+  const std::size_t H = static_cast<std::size_t>(d.heads), T = static_cast<std::size_t>(d.new_tokens);
+  const std::size_t per_seq = T * H, D = static_cast<std::size_t>(d.head_dim);
+  for (std::size_t i = 0; i < o.size(); ++i)
+    if (std::isnan(o[i]))
+      return Validation{false, INFINITY, 0,
+                        strprintf("O element %zu (row %zu) is NaN: unwritten or invalid", i, i / D)};
+  for (std::size_t i = 0; i < lse.size(); ++i)
+    if (std::isnan(lse[i]))
+      return Validation{false, INFINITY, 0, strprintf("LSE of row %zu is NaN: unwritten or invalid", i)};
+  std::string which;
+  for (std::int64_t b : seqs) {
+    x.lengths.push_back(lengths[static_cast<std::size_t>(b)]);
+    const std::size_t r0 = static_cast<std::size_t>(b) * per_seq;
+    x.q.insert(x.q.end(), q.begin() + r0 * D, q.begin() + (r0 + per_seq) * D);
+    x.o.insert(x.o.end(), o.begin() + r0 * D, o.begin() + (r0 + per_seq) * D);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t h = 0; h < H; ++h) x.lse.push_back(lse[lse_at(r0, t, h)]);
+    which += (which.empty() ? "" : ",") + std::to_string(b);
+  }
+  const DecodeCheck c = validate_decode(x, seed);
+  return Validation{c.ok, c.error, c.tolerance, "sequences " + which + ": " + c.detail};
 }
 
 HostDecodeData gather_sequences(const DecodeShape& s, const std::vector<std::int64_t>& seqs, Backend& backend,

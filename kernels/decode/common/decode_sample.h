@@ -31,6 +31,18 @@ HostDecodeData gather_sequences(const DecodeShape& s, const std::vector<std::int
                                 const std::vector<std::int32_t>& table, const std::vector<std::int64_t>& lengths,
                                 float kv_descale);
 
+// The validation of both implementations once they ran: every element of `o` and `lse` (the
+// whole batch, downloaded as float) written (no NaN), then the sampled sequences' rows of `q`,
+// `o` and `lse` and their lengths appended to `x` (from gather_sequences) and checked by
+// validate_decode. `lse_at(r0, t, h)` is the index in `lse` of the LSE of token t, head h of
+// the sequence whose rows start at r0 = b * new_tokens * heads (the implementations store LSE
+// in different orders).
+Validation check_sequences(const DecodeShape& s, const std::vector<std::int64_t>& seqs, HostDecodeData x,
+                           const std::vector<std::int64_t>& lengths, const std::vector<float>& q,
+                           const std::vector<float>& o, const std::vector<float>& lse,
+                           const std::function<std::size_t(std::size_t, std::size_t, std::size_t)>& lse_at,
+                           std::uint64_t seed);
+
 // Graph mode's validation after `v` (that of the first execution): the captured graph reads the
 // lengths from device memory, so it is replayed with two more sets of lengths (draws 1 and 2 of
 // varlen dims), each put in place by `set_lengths` and validated by `rerun` (poison, execute,

@@ -462,29 +462,11 @@ class DecodeCudnnCase final : public Case {
     const auto q = attention::download_as_float(q_.get(), s_.dtype, n_q_);
     const auto o = attention::download_as_float(o_.get(), s_.dtype, n_q_);
     const auto stats = attention::download_as_float(stats_.get(), DType::fp32, stats_.bytes() / sizeof(float));
-    const std::size_t H = static_cast<std::size_t>(d.heads), T = static_cast<std::size_t>(d.new_tokens);
-    const std::size_t per_seq = T * H, D = static_cast<std::size_t>(d.head_dim);
-    // Every output element must have been written, not only the sampled sequences'.
-    for (std::size_t i = 0; i < o.size(); ++i)
-      if (std::isnan(o[i]))
-        return Validation{false, INFINITY, 0,
-                          strprintf("O element %zu (row %zu) is NaN: unwritten or invalid", i, i / D)};
-    for (std::size_t i = 0; i < stats.size(); ++i)
-      if (std::isnan(stats[i]))
-        return Validation{false, INFINITY, 0, strprintf("LSE of row %zu is NaN: unwritten or invalid", i)};
-    std::string which;
-    for (std::int64_t b : seqs) {
-      x.lengths.push_back(lens_host_[static_cast<std::size_t>(b)]);
-      const std::size_t r0 = static_cast<std::size_t>(b) * per_seq;
-      x.q.insert(x.q.end(), q.begin() + r0 * D, q.begin() + (r0 + per_seq) * D);
-      x.o.insert(x.o.end(), o.begin() + r0 * D, o.begin() + (r0 + per_seq) * D);
-      // cuDNN's stats are [b, heads, new_tokens]; the reference's LSE is [b, new_tokens, heads].
-      for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t h = 0; h < H; ++h) x.lse.push_back(stats[r0 + h * T + t]);
-      which += (which.empty() ? "" : ",") + std::to_string(b);
-    }
-    const decode::DecodeCheck c = decode::validate_decode(x, seed_);
-    return Validation{c.ok, c.error, c.tolerance, "sequences " + which + ": " + c.detail};
+    // cuDNN's stats are [b, heads, new_tokens]; the reference's LSE is [b, new_tokens, heads].
+    const std::size_t T = static_cast<std::size_t>(d.new_tokens);
+    return decode::check_sequences(
+        s_, seqs, std::move(x), lens_host_, q, o, stats,
+        [T](std::size_t r0, std::size_t t, std::size_t h) { return r0 + h * T + t; }, seed_);
   }
 
   DecodeShape s_;

@@ -182,27 +182,11 @@ class DecodeFa3Case final : public Case {
     const auto q = attention::download_as_float(q_.get(), s_.dtype, n_q_);
     const auto o = attention::download_as_float(o_.get(), s_.dtype, n_q_);
     const auto lse = attention::download_as_float(lse_.get(), DType::fp32, lse_.bytes() / sizeof(float));
-    const std::size_t per_seq = static_cast<std::size_t>(d.new_tokens * d.heads),
-                      D = static_cast<std::size_t>(d.head_dim);
-    std::string which;
-    for (std::int64_t b : seqs) {
-      x.lengths.push_back(lens_host_[static_cast<std::size_t>(b)]);
-      const std::size_t r0 = static_cast<std::size_t>(b) * per_seq;
-      x.q.insert(x.q.end(), q.begin() + r0 * D, q.begin() + (r0 + per_seq) * D);
-      x.o.insert(x.o.end(), o.begin() + r0 * D, o.begin() + (r0 + per_seq) * D);
-      x.lse.insert(x.lse.end(), lse.begin() + r0, lse.begin() + r0 + per_seq);
-      which += (which.empty() ? "" : ",") + std::to_string(b);
-    }
-    // Every output element must have been written, not only the sampled sequences'.
-    for (std::size_t i = 0; i < o.size(); ++i)
-      if (std::isnan(o[i]))
-        return Validation{false, INFINITY, 0,
-                          strprintf("O element %zu (row %zu) is NaN: unwritten or invalid", i, i / D)};
-    for (std::size_t i = 0; i < lse.size(); ++i)
-      if (std::isnan(lse[i]))
-        return Validation{false, INFINITY, 0, strprintf("LSE of row %zu is NaN: unwritten or invalid", i)};
-    const decode::DecodeCheck c = decode::validate_decode(x, seed_);
-    return Validation{c.ok, c.error, c.tolerance, "sequences " + which + ": " + c.detail};
+    // Our LSE is [b, new_tokens, heads], the reference's order.
+    const std::size_t H = static_cast<std::size_t>(d.heads);
+    return decode::check_sequences(
+        s_, seqs, std::move(x), lens_host_, q, o, lse,
+        [H](std::size_t r0, std::size_t t, std::size_t h) { return r0 + t * H + h; }, seed_);
   }
 
   // The same data in the contiguous layout (row b * cache + j, gathered on the device through

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/common/sm80_ptx.cuh"
 #include "kernels/w4a16/common/w4a16_layout.h"
 
 namespace genbench::w4a16 {
@@ -99,29 +100,17 @@ __device__ __forceinline__ std::uint32_t fma2<__nv_bfloat16>(std::uint32_t a, st
 
 template <typename T>
 __device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                         std::uint32_t b1);
-template <>
-__device__ __forceinline__ void mma16816<__half>(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                                 std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <>
-__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                                        std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+                                         std::uint32_t b1) {
+  sm80::mma16816<std::is_same_v<T, __nv_bfloat16>>(c, a, b0, b1);
 }
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = fill ? 16 : 0;  // 0: the 16 bytes are zero-filled, nothing is read
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+  sm80::cp_async16(sm80::smem_addr(smem), gmem, fill);
 }
+using sm80::cp_async16_if;
+using sm80::cp_async4_if;
+// Commit and wait without sm80_ptx.cuh's memory clobber: the kernels were measured compiled so,
+// and with the clobber their machine code differs (scripts/sass-diff.py).
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_wait() {
@@ -394,22 +383,6 @@ __host__ __device__ constexpr int stream_smem_bytes() {
   return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
-// cp.async to a shared address: 16 bytes, zero-filled (nothing read) when !fill; 16 or 4 bytes
-// when pred, else nothing (a predicated instruction, no branch).
-__device__ __forceinline__ void cp_async16_to(std::uint32_t s, const void* gmem, bool fill) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(fill ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async16_if(bool pred, std::uint32_t s, const void* gmem) {
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
-                   static_cast<int>(pred)),
-               "r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async4_if(bool pred, std::uint32_t s, const void* gmem) {
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], 4;\n}\n" ::"r"(
-                   static_cast<int>(pred)),
-               "r"(s), "l"(gmem));
-}
-
 // q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
 // 16-column block = sub-tiles 2w and 2w+1; k 0-7 and 8-15), exact in either type. zlo/zhi:
 // -(MAGIC + z) for the nibbles at bits 0-3 and 8-11 of each half; for fp16 the nibbles at bits
@@ -521,12 +494,12 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   auto load = [&]() {
 #pragma unroll
     for (int u = 0; u < kStreamTiles; ++u)
-      cp_async16_to(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
+      sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
       for (int c = 0; c < 2; ++c)
-        cp_async16_to(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
+        sm80::cp_async16(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
     const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
     cp_async16_if(t < 2, load_slot + off_sz, s_col + static_cast<std::size_t>(gr) * p.n * 2);
     if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
@@ -753,7 +726,8 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
   }
 }
 
-// Units of k one split can take: stages of 128 (fused) or the streaming kernel's batches.
+// Units of k one split can take: the fused kernel's 128-deep stages or the streaming kernel's
+// 64-deep ones.
 int k_units(const Arguments& a, int tile_m) {
   if (tile_m != 16) return static_cast<int>(a.k / kBlockK);
   return static_cast<int>(a.k / (kStreamTiles * kTileK));
@@ -799,7 +773,7 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   } else {
     // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
     // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (fused),
-    // or one batch per k-warp (streaming).
+    // or one stage per k-warp (streaming).
     const long long slots = static_cast<long long>(sms_) * ctas_per_sm_;
     const int per_split = tile_m_ == 16 ? kWarpsK : 2;
     splits_ = static_cast<int>(
@@ -835,7 +809,7 @@ void MmaGemm::run(cudaStream_t stream) const {
   const KernelFn fn = pick(args_, tile_m_, &smem);
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
-  check_launch("w4a16_mma_kernel");
+  check_launch(tile_m_ == 16 ? "w4a16_stream_kernel" : "w4a16_mma_kernel");
 }
 
 std::string MmaGemm::describe() const {
