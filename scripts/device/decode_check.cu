@@ -101,6 +101,7 @@ struct Spec {
   fa3::Elem q, kv;
   int splits = 0;  // 0: planned
   bool rotate = false;
+  bool interleave = false;
 };
 
 std::string describe(const Spec& s) {
@@ -108,7 +109,7 @@ std::string describe(const Spec& s) {
   std::snprintf(
       b, sizeof b, "b=%d h=%d/%d d=%d new=%d cache=%d page=%d%s%s q=%s kv=%s%s", s.batch, s.heads, s.heads_kv, s.d, s.n,
       s.cache, s.page, s.varlen ? " varlen" : "", s.causal ? " causal" : "", ename(s.q), ename(s.kv),
-      (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "")).c_str());
+      (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "") + (s.interleave ? " interleave" : "")).c_str());
   return b;
 }
 
@@ -189,6 +190,7 @@ struct Problem {
     a.kv_type = s.kv;
     a.num_splits = s.splits;
     a.rotate = s.rotate;
+    a.interleave = s.interleave;
     return a;
   }
   void poison() {
@@ -362,7 +364,8 @@ int main(int argc, char** argv) {
                {{1, 4, 1, 64, 2, 200, 16, false, true, E::fp16, E::fp16, 2}, false},
                {{1, 4, 4, 64, 1, 130, 0, false, false, E::bf16, E::bf16, 0}, false},
                {{1, 8, 1, 256, 4, 150, 16, false, true, E::bf16, E::bf16, 0}, false},
-               {{2, 8, 2, 128, 1, 300, 16, true, true, E::bf16, E::bf16, 4, true}, false}};
+               {{2, 8, 2, 128, 1, 300, 16, true, true, E::bf16, E::bf16, 4, true}, false},
+               {{2, 8, 2, 128, 2, 300, 0, true, true, E::bf16, E::bf16, 3, false, true}, false}};
     } else {
       cases = {
           // Llama-3-8B group (4 query heads per KV head), odd lengths, each page size.
@@ -395,6 +398,14 @@ int main(int argc, char** argv) {
           {{3, 32, 8, 128, 1, 1000, 16, true, true, E::bf16, E::bf16, 0, true}, true},
           {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, true}, false},
           {{2, 32, 8, 128, 16, 700, 64, true, true, E::bf16, E::bf16, 0, true}, false},
+          // the interleaved split order (A/B switch): planned and forced splits, empty ones,
+          // pages, several new tokens (causal), fp8, a long sequence
+          {{3, 32, 8, 128, 1, 1000, 16, true, true, E::bf16, E::bf16, 0, false, true}, true},
+          {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, false, true}, false},
+          {{2, 32, 8, 128, 16, 700, 64, true, true, E::bf16, E::bf16, 5, false, true}, true},
+          {{4, 32, 8, 128, 1, 777, 0, true, true, E::bf16, E::bf16, 40, false, true}, false},
+          {{1, 32, 8, 128, 1, 20000, 0, false, true, E::bf16, E::bf16, 0, false, true}, true},
+          {{1, 64, 8, 128, 1, 20000, 64, false, true, E::bf16, E::bf16, 0, false, true}, false},
       };
     }
     int fails = 0;
@@ -436,6 +447,18 @@ int main(int argc, char** argv) {
         {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
         {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 66},
         {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 1},
+        // A/B: the interleaved split order
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, false, true},
+        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, false, true},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, false, true},
+        {64, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, false, true},
+        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, false, true},
+        {16, 64, 8, 128, 1, 16384, 64, false, true, E::bf16, E::bf16, 0, false, true},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, false, true},
+        {1, 32, 8, 128, 1, 131072, 64, false, true, E::bf16, E::bf16, 0, false, true},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, true},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, true},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, true},
     };
     std::vector<std::vector<double>> ms(specs.size());
     std::vector<double> ceil;
@@ -471,6 +494,22 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: decode_check validate|small|bench [rounds]\n");
+  if (mode == "profile") {  // a few launches of each shape, for Nsight Compute
+    const std::vector<Spec> specs = {
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
+        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, false, true},
+    };
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      Problem pr(specs[i], 7 + i);
+      fa3::Launcher l = make_launcher(pr);
+      for (int r = 0; r < 3; ++r) l.run(0);
+      CK(cudaDeviceSynchronize());
+      std::printf("%s %s: 3 launches\n", describe(specs[i]).c_str(), l.variant().c_str());
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: decode_check validate|small|bench [rounds]|profile\n");
   return 2;
 }

@@ -39,6 +39,7 @@ struct Arguments {
   Elem q_type = Elem::bf16, kv_type = Elem::bf16;
   int num_splits = 0;   // 0: planned from the SM count; else forced (tests)
   bool rotate = false;  // start each CTA's key loop at a CTA-dependent block (A/B switch)
+  bool interleave = false;  // split s takes key blocks s, s + splits, ... (A/B switch)
 };
 
 // "" when the kernel supports the arguments, else why not.

@@ -773,8 +773,11 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   } else {
     // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
     // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (fused),
-    // or one stage per k-warp (streaming).
-    const long long slots = static_cast<long long>(sms_) * ctas_per_sm_;
+    // or one stage per k-warp (streaming). The streaming kernel fills one CTA per SM, not
+    // ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the fastest
+    // forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than
+    // filling two per SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
+    const long long slots = static_cast<long long>(sms_) * (tile_m_ == 16 ? 1 : ctas_per_sm_);
     const int per_split = tile_m_ == 16 ? kWarpsK : 2;
     splits_ = static_cast<int>(
         std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));

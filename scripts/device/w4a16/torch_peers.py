@@ -84,8 +84,8 @@ def fp8():
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if what in ("all", "int4"):
-        ms = [1, 4, 8, 16, 64, 256, 1024, 4096]
+    if what in ("all", "int4", "int4-small"):
+        ms = [1, 4, 8, 16] if what == "int4-small" else [1, 4, 8, 16, 64, 256, 1024, 4096]
         for n, k in [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192), (8192, 28672)]:
             int4(ms, n, k)
     if what in ("all", "fp8"):

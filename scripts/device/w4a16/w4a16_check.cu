@@ -805,7 +805,7 @@ void sweep_splits() {
     auto* a = dalloc<std::uint16_t>(16 * k);
     auto* d = dalloc<std::uint16_t>(16 * n);
     fill_16(a, 16 * k, 500, -1.0f, 1.0f, false);
-    for (std::int64_t m : {1, 16}) {
+    for (std::int64_t m : {1, 4, 8, 16}) {
       Arguments args;
       args.m = m;
       args.n = n;
@@ -911,12 +911,14 @@ int main(int argc, char** argv) {
   } else if (mode == "probe") {
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
-    if (mode == "all" || mode == "time") {
-      const std::vector<std::int64_t> ms = {1, 4, 8, 16, 64, 256, 1024, 4096};
+    if (mode == "all" || mode == "time" || mode == "time-small") {  // time-small: m <= 16 only
+      const std::vector<std::int64_t> ms =
+          mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16} : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
       const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                      {8192, 8192}, {28672, 8192}, {8192, 28672}};
       for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
-      time_w4a16(4096, 4096, {1, 16, 64}, 32, true);
+      time_w4a16(4096, 4096, {1, 16}, 32, true);
+      if (mode != "time-small") time_w4a16(4096, 4096, {64}, 32, true);
       time_w4a16(28672, 8192, {1, 16}, 128, true);
     }
     if (mode == "all" || mode == "grouped") {
