@@ -51,12 +51,7 @@ struct Params {
   int rows_total;  // batch * new_tokens * heads
   int rotate;      // start each CTA's key loop at a CTA-dependent block (A/B switch)
   int interleave;  // split s takes key blocks s, s + splits, ... instead of one range (A/B switch)
-  int dynamic;     // splits > 1: the splits of a (sequence, KV head) take chunks of kChunk key
-                   // blocks from a counter (grab) as they go, the first one chunk `split`
-  int* grab;       // [batch, heads_kv, row_chunks] chunks handed out beyond the first (zero between launches)
 };
-
-constexpr int kChunk = 4;  // key blocks per chunk of the dynamic split order
 
 using sm80::cp_async16;
 using sm80::cp_async_commit;
@@ -135,10 +130,7 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
   if (threadIdx.x == 0) {
     int* ctr = p.counters + (static_cast<long long>(b) * p.heads_kv + hk) * p.row_chunks + chunk;
     const int last = atomicAdd(ctr, 1) == p.num_splits - 1;
-    if (last) {
-      *ctr = 0;
-      if (p.dynamic) p.grab[ctr - p.counters] = 0;  // every split of this task has stopped taking
-    }
+    if (last) *ctr = 0;
     *s_flag = last;
   }
   __syncthreads();
@@ -197,14 +189,11 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   // The split's key blocks: block first + j * step for j < nblocks, keys below key_stop. One
   // range of split_keys keys, or (interleave) every num_splits-th block of the sequence, so that
   // the splits running together read neighbouring blocks.
-  // Dynamic: chunks of kChunk blocks, the split's first chunk `split`, later ones from the
-  // task's counter (every chunk goes to exactly one split; which one depends on timing).
   const int seq_blocks = (L + kBN - 1) / kBN;
-  const bool dyn = p.dynamic;
-  const int first = dyn ? split * kChunk : p.interleave ? split : split * (p.split_keys / kBN);
-  const int step = p.interleave && !dyn ? p.num_splits : 1;
+  const int first = p.interleave ? split : split * (p.split_keys / kBN);
+  const int step = p.interleave ? p.num_splits : 1;
   const int key_begin = first * kBN;
-  const int key_stop = p.interleave || dyn ? L : min(L, key_begin + p.split_keys);
+  const int key_stop = p.interleave ? L : min(L, key_begin + p.split_keys);
   const int row0 = chunk * C::ROWS;  // first tile row of this CTA within the group's rows
 
   // Global index (into [batch, new, heads]) of tile row r, or -1 past the group's rows.
@@ -275,39 +264,15 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   };
 
   const int nblocks = p.interleave ? (seq_blocks - split + step - 1) / step : (key_stop - key_begin + kBN - 1) / kBN;
-  // Dynamic order: the chunk of the CTA's q-th chunk in s_chunk[q % 4] (q >= 1), written by
-  // thread 0 from the grab it issued when loading the first block of chunk q - 1.
-  __shared__ int s_chunk[4];
-  auto dyn_block = [&](int t) {
-    return (t < kChunk ? split : s_chunk[(t / kChunk) & 3]) * kChunk + t % kChunk;
-  };
   // Block j of the loop is block (j + rot) mod nblocks of the range (rot = 0 unless rotate).
   const int rot = p.rotate ? static_cast<int>((hk * 7u + b * 13u + split * 5u) % static_cast<unsigned>(nblocks)) : 0;
   auto block_key = [&](int j) {
-    if (dyn) return dyn_block(j) * kBN;
     const int jb = j + rot;
     return key_begin + (jb >= nblocks ? jb - nblocks : jb) * step * kBN;
   };
-  auto has_block = [&](int j) { return dyn ? dyn_block(j) < seq_blocks : j < nblocks; };
-  // Thread 0 asks for the chunk after the one whose first block is loaded at position t, and
-  // tells the CTA (s_chunk) once the block in hand is done, so the atomic's round trip hides
-  // behind that block's math; the prologue's ask (t = 0) is told before the loop.
-  int grabbed = 0;
-  auto ask = [&](int t) {
-    if (dyn && threadIdx.x == 0 && t % kChunk == 0)
-      grabbed = atomicAdd(p.grab + (static_cast<long long>(b) * p.heads_kv + hk) * p.row_chunks + chunk, 1);
-  };
-  auto tell = [&](int t) {
-    if (dyn && threadIdx.x == 0 && t % kChunk == 0) s_chunk[(t / kChunk + 1) & 3] = p.num_splits + grabbed;
-  };
 #pragma unroll
   for (int st = 0; st < C::STAGES - 1; ++st) {
-    static_assert(C::STAGES - 1 <= kChunk, "the prologue's blocks lie in the first chunk");
-    if (has_block(st)) {
-      load_block(st, block_key(st));
-      ask(st);
-      if (st == 0) tell(0);
-    }
+    if (st < nblocks) load_block(st, block_key(st));
     cp_async_commit();
   }
   __syncthreads();  // Q tile written
@@ -347,14 +312,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   for (int t = 0; t < D / 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
   float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
 
-  for (int j = 0; has_block(j); ++j) {
+  for (int j = 0; j < nblocks; ++j) {
     cp_async_wait<C::STAGES - 2>();
     __syncthreads();
-    const bool more = has_block(j + C::STAGES - 1);
-    if (more) {
-      load_block((j + C::STAGES - 1) % C::STAGES, block_key(j + C::STAGES - 1));
-      ask(j + C::STAGES - 1);
-    }
+    if (j + C::STAGES - 1 < nblocks) load_block((j + C::STAGES - 1) % C::STAGES, block_key(j + C::STAGES - 1));
     cp_async_commit();
 
     const unsigned char* sk = smem + (j % C::STAGES) * C::STAGE_BYTES;
@@ -487,7 +448,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
         }
       }
     }
-    if (more) tell(j + C::STAGES - 1);
   }
 
   // Row sums over the quad.
@@ -673,7 +633,7 @@ std::size_t Launcher::workspace_size() const {
   const std::size_t rows = static_cast<std::size_t>(a_.batch) * a_.new_tokens * a_.heads;
   const std::size_t counters = static_cast<std::size_t>(a_.batch) * a_.heads_kv * row_chunks_;
   return static_cast<std::size_t>(splits_) * rows * (static_cast<std::size_t>(a_.head_dim) + 1) * sizeof(float) +
-         2 * counters * sizeof(int);  // splits done, chunks handed out
+         counters * sizeof(int);
 }
 
 void Launcher::run(cudaStream_t stream) const {
@@ -689,8 +649,6 @@ void Launcher::run(cudaStream_t stream) const {
     p.o_part = static_cast<float*>(ws_);
     p.lse_part = p.o_part + static_cast<std::size_t>(splits_) * rows_total * a_.head_dim;
     p.counters = reinterpret_cast<int*>(p.lse_part + static_cast<std::size_t>(splits_) * rows_total);
-    p.grab = p.counters + static_cast<std::size_t>(a_.batch) * a_.heads_kv * row_chunks_;
-    p.dynamic = a_.dynamic;
   }
   p.rotate = a_.rotate;
   p.interleave = a_.interleave;

@@ -40,7 +40,6 @@ struct Arguments {
   int num_splits = 0;   // 0: planned from the SM count; else forced (tests)
   bool rotate = false;  // start each CTA's key loop at a CTA-dependent block (A/B switch)
   bool interleave = false;  // split s takes key blocks s, s + splits, ... (A/B switch)
-  bool dynamic = false;     // splits take chunks of 4 key blocks from a counter as they go (A/B switch)
 };
 
 // "" when the kernel supports the arguments, else why not.
@@ -50,10 +49,9 @@ class Launcher {
  public:
   // Plans the launch (split count from sm_count and the kernel's occupancy).
   Launcher(const Arguments& a, int sm_count);
-  // Bytes of workspace the splits need (0 without splits): partial O and LSE, and two counters
-  // per (sequence, KV head, row chunk): splits done and (dynamic) chunks handed out. Zero-fill it
-  // once before the first run(); the kernel leaves the counters at zero again, so it serves every
-  // later run and graph replay.
+  // Bytes of workspace the splits need (0 without splits): partial O and LSE, and one counter
+  // per (sequence, KV head, row chunk). Zero-fill it once before the first run(); the kernel
+  // leaves the counters at zero again, so it serves every later run and graph replay.
   std::size_t workspace_size() const;
   void set_workspace(void* ws) { ws_ = ws; }
   // Enqueues the kernel (and the combine) on `stream`; no host synchronisation (capturable).
