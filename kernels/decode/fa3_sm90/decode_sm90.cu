@@ -49,8 +49,8 @@ struct Params {
   float v_descale;
   int num_splits, split_keys, row_chunks;
   int rows_total;  // batch * new_tokens * heads
-  int rotate;      // start each CTA's key loop at a CTA-dependent block (A/B switch)
-  int interleave;  // split s takes key blocks s, s + splits, ... instead of one range (A/B switch)
+  int rotate;      // start each CTA's key loop at a sequence-dependent block (A/B switch)
+  int interleave;  // split s takes key blocks s, s + splits, ... instead of one range
 };
 
 using sm80::cp_async16;
@@ -264,8 +264,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   };
 
   const int nblocks = p.interleave ? (seq_blocks - split + step - 1) / step : (key_stop - key_begin + kBN - 1) / kBN;
-  // Block j of the loop is block (j + rot) mod nblocks of the range (rot = 0 unless rotate).
-  const int rot = p.rotate ? static_cast<int>((hk * 7u + b * 13u + split * 5u) % static_cast<unsigned>(nblocks)) : 0;
+  // Block j of the loop is block (j + rot) mod nblocks of the split's blocks (rot = 0 unless
+  // rotate: by sequence, and by split for ranges; never by KV head, whose CTAs read the same rows).
+  const int rot =
+      p.rotate ? static_cast<int>((b * 13u + (p.interleave ? 0u : split * 5u)) % static_cast<unsigned>(nblocks)) : 0;
   auto block_key = [&](int j) {
     const int jb = j + rot;
     return key_begin + (jb >= nblocks ? jb - nblocks : jb) * step * kBN;
@@ -651,7 +653,7 @@ void Launcher::run(cudaStream_t stream) const {
     p.counters = reinterpret_cast<int*>(p.lse_part + static_cast<std::size_t>(splits_) * rows_total);
   }
   p.rotate = a_.rotate;
-  p.interleave = a_.interleave;
+  p.interleave = interleaved();
   p.table = a_.block_table;
   p.lens = a_.cache_len;
   p.heads = a_.heads;
@@ -704,10 +706,14 @@ void gather_contiguous(const void* pool, const int* block_table, int page_size, 
                                           pages_per_seq, cache, row_chunks, static_cast<uint4*>(out));
 }
 
+bool Launcher::interleaved() const {
+  return splits_ > 1 && (a_.order == Order::interleaved || (a_.order == Order::automatic && a_.page_size == 0));
+}
+
 std::string Launcher::variant() const {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "split=%d keys=%d ks=%d rows=%dx%d", splits_, split_keys_, key_slices_,
-                key_slices_ == 4 ? 16 : 64, row_chunks_);
+  char buf[112];
+  std::snprintf(buf, sizeof buf, "split=%d%s keys=%d ks=%d rows=%dx%d", splits_, interleaved() ? " interleaved" : "",
+                split_keys_, key_slices_, key_slices_ == 4 ? 16 : 64, row_chunks_);
   return buf;
 }
 
