@@ -2,9 +2,9 @@
 # One device call for two launch-shape questions (docs/lab/w4a16.md, docs/lab/decode.md):
 #   W4A16's streaming kernel with one CTA per SM in its split-k choice: its GPU tests, the
 #   validation, m = 1-16 against fp16 cuBLASLt and torch's int4 kernel, the forced-split sweep;
-#   decode fa3's interleaved split order (split s takes key blocks s, s + S, ...) against the
-#   ranges: validation (both orders), memcheck/racecheck, the bench with both orders and torch
-#   SDPA, and Nsight Compute of bf16/fp8 b=64 and the 128K sequence in both orders.
+#   decode fa3 (scripts/device/decode_check.cu): validation, memcheck/racecheck, the bench and
+#   torch SDPA, Nsight Compute of bf16/fp8 b=64, 70B and the 128K sequence. (On 2026-12-02 the
+#   bench also held the interleaved split order of 0b2e7a0, since dropped: docs/lab/decode.md.)
 # Prebuilt binaries in .w4/ (w4a16_check, w4a16_gtest, decode_check) are used when they start.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"

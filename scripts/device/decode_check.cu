@@ -101,7 +101,6 @@ struct Spec {
   fa3::Elem q, kv;
   int splits = 0;  // 0: planned
   bool rotate = false;
-  fa3::Order order = fa3::Order::automatic;
 };
 
 std::string describe(const Spec& s) {
@@ -109,7 +108,7 @@ std::string describe(const Spec& s) {
   std::snprintf(
       b, sizeof b, "b=%d h=%d/%d d=%d new=%d cache=%d page=%d%s%s q=%s kv=%s%s", s.batch, s.heads, s.heads_kv, s.d, s.n,
       s.cache, s.page, s.varlen ? " varlen" : "", s.causal ? " causal" : "", ename(s.q), ename(s.kv),
-      (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "") + (s.order == fa3::Order::ranges ? " ranges" : s.order == fa3::Order::interleaved ? " interleaved" : "")).c_str());
+      (std::string(s.splits ? " splits=" + std::to_string(s.splits) : "") + (s.rotate ? " rotate" : "")).c_str());
   return b;
 }
 
@@ -190,7 +189,6 @@ struct Problem {
     a.kv_type = s.kv;
     a.num_splits = s.splits;
     a.rotate = s.rotate;
-    a.order = s.order;
     return a;
   }
   void poison() {
@@ -231,7 +229,6 @@ fa3::Launcher make_launcher(Problem& pr) {
 bool paged_matches_contiguous(Problem& pr, const fa3::Launcher& paged, std::string& detail) {
   Spec cs = pr.s;
   cs.page = 0;
-  cs.order = paged.interleaved() ? fa3::Order::interleaved : fa3::Order::ranges;  // the same block order
   Problem cp(cs, 999);
   const std::size_t row = static_cast<std::size_t>(pr.s.heads_kv) * pr.s.d * elem_bytes(pr.s.kv);
   for (void* const* pair : {&pr.k, &pr.v}) {
@@ -357,7 +354,6 @@ int main(int argc, char** argv) {
   g_sms = prop.multiProcessorCount;
   std::printf("device %s, %d SMs\n", prop.name, g_sms);
   using E = fa3::Elem;
-  using O = fa3::Order;
   if (mode == "validate" || mode == "small") {
     std::vector<std::pair<Spec, bool>> cases;
     if (mode == "small") {
@@ -366,8 +362,7 @@ int main(int argc, char** argv) {
                {{1, 4, 1, 64, 2, 200, 16, false, true, E::fp16, E::fp16, 2}, false},
                {{1, 4, 4, 64, 1, 130, 0, false, false, E::bf16, E::bf16, 0}, false},
                {{1, 8, 1, 256, 4, 150, 16, false, true, E::bf16, E::bf16, 0}, false},
-               {{2, 8, 2, 128, 1, 300, 16, true, true, E::bf16, E::bf16, 4, true}, false},
-               {{2, 8, 2, 128, 2, 300, 0, true, true, E::bf16, E::bf16, 3, false, O::interleaved}, false}};
+               {{2, 8, 2, 128, 1, 300, 16, true, true, E::bf16, E::bf16, 4, true}, false}};
     } else {
       cases = {
           // Llama-3-8B group (4 query heads per KV head), odd lengths, each page size.
@@ -400,17 +395,6 @@ int main(int argc, char** argv) {
           {{3, 32, 8, 128, 1, 1000, 16, true, true, E::bf16, E::bf16, 0, true}, true},
           {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, true}, false},
           {{2, 32, 8, 128, 16, 700, 64, true, true, E::bf16, E::bf16, 0, true}, false},
-          // the interleaved split order (A/B switch): planned and forced splits, empty ones,
-          // pages, several new tokens (causal), fp8, a long sequence
-          {{3, 32, 8, 128, 1, 1000, 16, true, true, E::bf16, E::bf16, 0, false, O::interleaved}, true},
-          {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, false, O::interleaved}, false},
-          {{2, 32, 8, 128, 16, 700, 64, true, true, E::bf16, E::bf16, 5, false, O::interleaved}, true},
-          {{4, 32, 8, 128, 1, 777, 0, true, true, E::bf16, E::bf16, 40, false, O::interleaved}, false},
-          {{1, 32, 8, 128, 1, 20000, 0, false, true, E::bf16, E::bf16, 0, false, O::interleaved}, true},
-          {{3, 32, 8, 128, 2, 2000, 0, true, true, E::bf16, E::fp8_e4m3, 12, false, O::ranges}, false},
-          {{1, 32, 8, 128, 1, 20000, 0, false, true, E::bf16, E::bf16, 0, true, O::ranges}, false},
-          {{1, 32, 8, 128, 1, 20000, 0, false, true, E::bf16, E::bf16, 0, true}, true},
-          {{1, 64, 8, 128, 1, 20000, 64, false, true, E::bf16, E::bf16, 0, false, O::interleaved}, false},
       };
     }
     int fails = 0;
@@ -440,27 +424,15 @@ int main(int argc, char** argv) {
         {8, 32, 8, 128, 4, 8192, 16, false, true, E::bf16, E::bf16, 0},
         {8, 32, 8, 128, 16, 8192, 16, false, true, E::bf16, E::bf16, 0},
         {64, 32, 8, 128, 1, 8192, 16, true, true, E::bf16, E::bf16, 0},
-        // A/B: the split order (ranges against the automatic choice, which interleaves the
-        // contiguous layout), the block order rotated by sequence, other split counts
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, false, O::ranges},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, false, O::ranges},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, false, O::ranges},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, O::ranges},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, O::ranges},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, O::ranges},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0, false, O::ranges},
-        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, false, O::interleaved},
-        {16, 64, 8, 128, 1, 16384, 64, false, true, E::bf16, E::bf16, 0, false, O::interleaved},
+        // A/B: the rotated block order, and other split counts
         {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
+        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, true},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
         {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, true},
         {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, true},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, true, O::ranges},
-        {64, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, true},
-        {16, 64, 8, 128, 1, 16384, 64, false, true, E::bf16, E::bf16, 0, true},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
+        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
         {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 8},
+        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 16},
         {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
         {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 66},
         {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 1},
@@ -503,8 +475,8 @@ int main(int argc, char** argv) {
     const std::vector<Spec> specs = {
         {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
         {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0},
         {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, false, O::ranges},
     };
     for (std::size_t i = 0; i < specs.size(); ++i) {
       Problem pr(specs[i], 7 + i);

@@ -49,8 +49,7 @@ struct Params {
   float v_descale;
   int num_splits, split_keys, row_chunks;
   int rows_total;  // batch * new_tokens * heads
-  int rotate;      // start each CTA's key loop at a sequence-dependent block (A/B switch)
-  int interleave;  // split s takes key blocks s, s + splits, ... instead of one range
+  int rotate;      // start each CTA's key loop at a CTA-dependent block (A/B switch)
 };
 
 using sm80::cp_async16;
@@ -186,14 +185,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   const int L = p.lens[b];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
   const int mt = warp % C::MT, ks = warp / C::MT;
-  // The split's key blocks: block first + j * step for j < nblocks, keys below key_stop. One
-  // range of split_keys keys, or (interleave) every num_splits-th block of the sequence, so that
-  // the splits running together read neighbouring blocks.
-  const int seq_blocks = (L + kBN - 1) / kBN;
-  const int first = p.interleave ? split : split * (p.split_keys / kBN);
-  const int step = p.interleave ? p.num_splits : 1;
-  const int key_begin = first * kBN;
-  const int key_stop = p.interleave ? L : min(L, key_begin + p.split_keys);
+  const int key_begin = split * p.split_keys;
+  const int key_stop = min(L, key_begin + p.split_keys);
   const int row0 = chunk * C::ROWS;  // first tile row of this CTA within the group's rows
 
   // Global index (into [batch, new, heads]) of tile row r, or -1 past the group's rows.
@@ -263,14 +256,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
     }
   };
 
-  const int nblocks = p.interleave ? (seq_blocks - split + step - 1) / step : (key_stop - key_begin + kBN - 1) / kBN;
-  // Block j of the loop is block (j + rot) mod nblocks of the split's blocks (rot = 0 unless
-  // rotate: by sequence, and by split for ranges; never by KV head, whose CTAs read the same rows).
-  const int rot =
-      p.rotate ? static_cast<int>((b * 13u + (p.interleave ? 0u : split * 5u)) % static_cast<unsigned>(nblocks)) : 0;
+  const int nblocks = (key_stop - key_begin + kBN - 1) / kBN;
+  // Block j of the loop is block (j + rot) mod nblocks of the range (rot = 0 unless rotate).
+  const int rot = p.rotate ? static_cast<int>((hk * 7u + b * 13u + split * 5u) % static_cast<unsigned>(nblocks)) : 0;
   auto block_key = [&](int j) {
     const int jb = j + rot;
-    return key_begin + (jb >= nblocks ? jb - nblocks : jb) * step * kBN;
+    return key_begin + (jb >= nblocks ? jb - nblocks : jb) * kBN;
   };
 #pragma unroll
   for (int st = 0; st < C::STAGES - 1; ++st) {
@@ -653,7 +644,6 @@ void Launcher::run(cudaStream_t stream) const {
     p.counters = reinterpret_cast<int*>(p.lse_part + static_cast<std::size_t>(splits_) * rows_total);
   }
   p.rotate = a_.rotate;
-  p.interleave = interleaved();
   p.table = a_.block_table;
   p.lens = a_.cache_len;
   p.heads = a_.heads;
@@ -706,14 +696,10 @@ void gather_contiguous(const void* pool, const int* block_table, int page_size, 
                                           pages_per_seq, cache, row_chunks, static_cast<uint4*>(out));
 }
 
-bool Launcher::interleaved() const {
-  return splits_ > 1 && (a_.order == Order::interleaved || (a_.order == Order::automatic && a_.page_size == 0));
-}
-
 std::string Launcher::variant() const {
-  char buf[112];
-  std::snprintf(buf, sizeof buf, "split=%d%s keys=%d ks=%d rows=%dx%d", splits_, interleaved() ? " interleaved" : "",
-                split_keys_, key_slices_, key_slices_ == 4 ? 16 : 64, row_chunks_);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "split=%d keys=%d ks=%d rows=%dx%d", splits_, split_keys_, key_slices_,
+                key_slices_ == 4 ? 16 : 64, row_chunks_);
   return buf;
 }
 

@@ -20,7 +20,6 @@
 namespace genbench::decode::fa3 {
 
 enum class Elem { bf16, fp16, fp8_e4m3 };
-enum class Order { automatic, ranges, interleaved };  // see Arguments::order
 
 struct Arguments {
   const void* q = nullptr;  // [batch, new_tokens, heads, head_dim]
@@ -39,12 +38,7 @@ struct Arguments {
   float k_descale = 1, v_descale = 1;  // true value = stored x descale (fp8 K/V)
   Elem q_type = Elem::bf16, kv_type = Elem::bf16;
   int num_splits = 0;   // 0: planned from the SM count; else forced (tests)
-  // Which 64-key blocks a split reads: one range of split_keys keys, or every splits-th block
-  // (split s: s, s + splits, ...), so that the splits of a sequence read neighbouring blocks at
-  // the same time. automatic: interleaved for the contiguous layout, ranges for pages (H200:
-  // interleaved 10% faster at b=8 contiguous, 9-10% slower with pages; docs/lab/decode.md).
-  Order order = Order::automatic;
-  bool rotate = false;  // start each CTA's key loop at a sequence-dependent block (A/B switch)
+  bool rotate = false;  // start each CTA's key loop at a CTA-dependent block (A/B switch)
 };
 
 // "" when the kernel supports the arguments, else why not.
@@ -63,9 +57,8 @@ class Launcher {
   void run(cudaStream_t stream) const;
   int num_splits() const { return splits_; }
   int split_keys() const { return split_keys_; }
-  // "split=S keys=K ks=4 rows=16x1" and the like ("split=S interleaved ..."), for the variant column.
+  // "split=S keys=K ks=4 rows=16x1" and the like, for the variant column.
   std::string variant() const;
-  bool interleaved() const;  // the splits take every splits-th block (Arguments::order)
 
  private:
   Arguments a_;
