@@ -618,14 +618,16 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 }
 
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
-// shared memory so the stores are whole 128-byte rows.
-template <typename T, bool ZP>
+// shared memory so the stores are whole 128-byte rows. K_FAST: blockIdx.x walks k, so the CTAs
+// running together write neighbouring 128-byte pieces of the same W^T rows (else it walks n).
+template <typename T, bool ZP, bool K_FAST>
 __global__ void __launch_bounds__(128) dequant_transposed_kernel(const Params p, T* wt) {
   constexpr int kRow = 64 + 8;  // halves per shared row: conflict-free fragment stores
   __shared__ __align__(16) std::uint16_t sm[4][64 * kRow];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane / 4, t = lane % 4;
-  const int nt = blockIdx.x * 4 + warp, kb = blockIdx.y;  // adjacent warps read adjacent tiles
+  const int nt = (K_FAST ? blockIdx.y : blockIdx.x) * 4 + warp;  // adjacent warps read adjacent tiles
+  const int kb = K_FAST ? blockIdx.x : blockIdx.y;
   if (nt >= p.ntn) return;
   std::uint16_t* s = sm[warp];
 #pragma unroll
@@ -830,18 +832,29 @@ std::string MmaGemm::describe() const {
   return buf;
 }
 
-void dequantize_transposed(const Arguments& a, void* wt, cudaStream_t stream) {
+namespace {
+
+template <typename T, bool K_FAST>
+void launch_dequant(const Arguments& a, const Params& p, void* wt, cudaStream_t stream) {
+  const unsigned nb = static_cast<unsigned>((a.n / 64 + 3) / 4), kb = static_cast<unsigned>(a.k / 64);
+  const dim3 grid = K_FAST ? dim3(kb, nb) : dim3(nb, kb);
+  if (a.zero_points) dequant_transposed_kernel<T, true, K_FAST><<<grid, 128, 0, stream>>>(p, static_cast<T*>(wt));
+  else dequant_transposed_kernel<T, false, K_FAST><<<grid, 128, 0, stream>>>(p, static_cast<T*>(wt));
+}
+
+}  // namespace
+
+void dequantize_transposed(const Arguments& a, void* wt, cudaStream_t stream, bool k_fast) {
   if (const std::string e = tiled_layout_error(a.k, a.n, a.group); !e.empty())
     throw std::invalid_argument("w4a16 dequantize: " + e);
+  if (a.n / 256 + 1 > 65535) throw std::invalid_argument("w4a16 dequantize: n beyond the grid's 65535 CTA columns");
   const Params p = params_of(a);
-  const dim3 grid(static_cast<unsigned>((a.n / 64 + 3) / 4), static_cast<unsigned>(a.k / 64));
   if (a.bf16) {
-    if (a.zero_points)
-      dequant_transposed_kernel<__nv_bfloat16, true><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
-    else dequant_transposed_kernel<__nv_bfloat16, false><<<grid, 128, 0, stream>>>(p, static_cast<__nv_bfloat16*>(wt));
+    if (k_fast) launch_dequant<__nv_bfloat16, true>(a, p, wt, stream);
+    else launch_dequant<__nv_bfloat16, false>(a, p, wt, stream);
   } else {
-    if (a.zero_points) dequant_transposed_kernel<__half, true><<<grid, 128, 0, stream>>>(p, static_cast<__half*>(wt));
-    else dequant_transposed_kernel<__half, false><<<grid, 128, 0, stream>>>(p, static_cast<__half*>(wt));
+    if (k_fast) launch_dequant<__half, true>(a, p, wt, stream);
+    else launch_dequant<__half, false>(a, p, wt, stream);
   }
   check_launch("dequant_transposed_kernel");
 }

@@ -61,6 +61,8 @@ class MmaGemm {
 
 // The dequantise-then-GEMM path: writes the dequantised weights transposed, W^T (n x k
 // row-major, A's type), for a 16-bit GEMM with trans_b = t. Needs the tiled layout's shapes.
-void dequantize_transposed(const Arguments& args, void* wt, cudaStream_t stream);
+// k_fast: the CTAs launched together take neighbouring k of the same rows (false: neighbouring n;
+// kept for same-call A/B, docs/lab/w4a16.md).
+void dequantize_transposed(const Arguments& args, void* wt, cudaStream_t stream, bool k_fast = true);
 
 }  // namespace genbench::w4a16

@@ -6,6 +6,9 @@
 //   sanitize   a few small cases only (for compute-sanitizer)
 //   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
 //              L2 cold (rotating copies), 3 rounds in alternating order, medians
+//              (time-small: m <= 16 only; time-large: m = 1024 and 4096 only)
+//   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
+//   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 // Lines starting with "CSV," are machine-readable.
@@ -790,6 +793,52 @@ void time_fp8() {
 // One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
 // The streaming kernel (m <= 16) with forced split-k beside the automatic choice: which split
 // fills the card best (medians of 3, L2 cold).
+// The dequantise path's first half alone: W^T written with the k-fast and the n-fast grid,
+// alternating, 3 rounds, weights L2-cold; GB/s counts codes + scales read and W^T written.
+void time_dequant() {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
+                                                                 {8192, 8192}, {28672, 8192}, {8192, 28672}};
+  for (const auto& nk_pair : nk) {
+    const std::int64_t n = nk_pair.first, k = nk_pair.second;
+    const std::size_t wbytes = k * n / 2, sbytes = k / 128 * n * 2, c4 = copies_for(wbytes + sbytes);
+    std::vector<unsigned char*> w(c4), sc(c4);
+    for (std::size_t c = 0; c < c4; ++c) {
+      w[c] = dalloc<unsigned char>(wbytes);
+      sc[c] = dalloc<unsigned char>(sbytes);
+      fill_bytes(w[c], wbytes, 100 + c);
+      fill_16(sc[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);
+    }
+    auto* wt = dalloc<std::uint16_t>(n * k);
+    double t[2][3];
+    for (int r = 0; r < 3; ++r)
+      for (int o = 0; o < 2; ++o) {
+        const bool k_fast = (o + r) % 2 == 0;
+        auto call = [&](int i) {
+          Arguments a;
+          a.m = 1024;
+          a.n = n;
+          a.k = k;
+          a.group = 128;
+          a.w = w[i % c4];
+          a.scales = sc[i % c4];
+          dequantize_transposed(a, wt, g_stream, k_fast);
+        };
+        t[k_fast ? 0 : 1][r] = time_op(call);
+      }
+    const double bytes = wbytes + sbytes + n * k * 2.0;
+    for (auto& x : t) std::sort(x, x + 3);
+    std::printf("CSV,dequant,n=%lld,k=%lld,k_fast_us=%.2f,n_fast_us=%.2f,k_fast_GBps=%.0f,n_fast_GBps=%.0f,ratio=%.3f\n",
+                (long long)n, (long long)k, t[0][1] * 1e6, t[1][1] * 1e6, bytes / t[0][1] * 1e-9, bytes / t[1][1] * 1e-9,
+                t[1][1] / t[0][1]);
+    std::fflush(stdout);
+    cudaFree(wt);
+    for (std::size_t c = 0; c < c4; ++c) {
+      cudaFree(w[c]);
+      cudaFree(sc[c]);
+    }
+  }
+}
+
 void sweep_splits() {
   const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                  {8192, 8192}, {28672, 8192}, {8192, 28672}};
@@ -908,18 +957,24 @@ int main(int argc, char** argv) {
     profile_launches();
   } else if (mode == "sweep") {
     sweep_splits();
+  } else if (mode == "dequant") {
+    time_dequant();
   } else if (mode == "probe") {
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
-    if (mode == "all" || mode == "time" || mode == "time-small") {  // time-small: m <= 16 only
-      const std::vector<std::int64_t> ms =
-          mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16} : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
+    if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-large") {
+      // time-small: m <= 16 only; time-large: m = 1024 and 4096 only
+      const std::vector<std::int64_t> ms = mode == "time-small"   ? std::vector<std::int64_t>{1, 4, 8, 16}
+                                           : mode == "time-large" ? std::vector<std::int64_t>{1024, 4096}
+                                                                  : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
       const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                      {8192, 8192}, {28672, 8192}, {8192, 28672}};
       for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
-      time_w4a16(4096, 4096, {1, 16}, 32, true);
-      if (mode != "time-small") time_w4a16(4096, 4096, {64}, 32, true);
-      time_w4a16(28672, 8192, {1, 16}, 128, true);
+      if (mode != "time-large") {
+        time_w4a16(4096, 4096, {1, 16}, 32, true);
+        if (mode != "time-small") time_w4a16(4096, 4096, {64}, 32, true);
+        time_w4a16(28672, 8192, {1, 16}, 128, true);
+      }
     }
     if (mode == "all" || mode == "grouped") {
       for (std::int64_t t : {16, 256, 4096}) {
