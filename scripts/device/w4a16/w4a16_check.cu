@@ -9,6 +9,7 @@
 //              (time-small: m <= 16 only; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
+//              (sweep-large: the staged kernel at m = 32 and 64)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 // Lines starting with "CSV," are machine-readable.
@@ -839,7 +840,7 @@ void time_dequant() {
   }
 }
 
-void sweep_splits() {
+void sweep_splits(bool large) {  // large: m = 32 and 64 (the staged kernel), else m <= 16
   const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                  {8192, 8192}, {28672, 8192}, {8192, 28672}};
   for (const auto& [n, k] : nk) {
@@ -851,11 +852,17 @@ void sweep_splits() {
       fill_bytes(w[c], wbytes, 100 + c);
       fill_16(sc[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);
     }
-    auto* a = dalloc<std::uint16_t>(16 * k);
-    auto* d = dalloc<std::uint16_t>(16 * n);
-    fill_16(a, 16 * k, 500, -1.0f, 1.0f, false);
-    for (std::int64_t m : {1, 4, 8, 16}) {
+    auto* a = dalloc<std::uint16_t>(64 * k);
+    auto* d = dalloc<std::uint16_t>(64 * n);
+    fill_16(a, 64 * k, 500, -1.0f, 1.0f, false);
+    // (m, tile height): at m = 64 also two 32-row tiles
+    const std::vector<std::pair<std::int64_t, int>> mts =
+        large ? std::vector<std::pair<std::int64_t, int>>{{32, 0}, {64, 0}, {64, 32}}
+              : std::vector<std::pair<std::int64_t, int>>{{1, 0}, {4, 0}, {8, 0}, {16, 0}};
+    for (const auto& mt : mts) {
+      const std::int64_t m = mt.first;
       Arguments args;
+      args.tile_m = mt.second;
       args.m = m;
       args.n = n;
       args.k = k;
@@ -866,7 +873,8 @@ void sweep_splits() {
       args.scales = sc[0];
       const int auto_split = MmaGemm(args, 0).splits();
       std::string line;
-      for (int split : {0, 1, 2, 4, 8, 16}) {
+      for (int split : {0, 1, 2, 4, 8, 16, 32}) {
+        if (split == 32 && !large) continue;
         if (split > k / 128 || (split && split == auto_split)) continue;
         std::vector<std::unique_ptr<MmaGemm>> plans;
         void* ws = nullptr;
@@ -890,7 +898,8 @@ void sweep_splits() {
         line += buf;
         if (ws) cudaFree(ws);
       }
-      std::printf("CSV,sweep,m=%lld,n=%lld,k=%lld,%s\n", (long long)m, (long long)n, (long long)k, line.c_str());
+      std::printf("CSV,sweep,m=%lld,n=%lld,k=%lld,%s%s\n", (long long)m, (long long)n, (long long)k,
+                  mt.second ? "tile=32," : "", line.c_str());
       std::fflush(stdout);
     }
     for (std::size_t c = 0; c < c4; ++c) {
@@ -955,8 +964,8 @@ int main(int argc, char** argv) {
     run_validation(true);
   } else if (mode == "profile") {
     profile_launches();
-  } else if (mode == "sweep") {
-    sweep_splits();
+  } else if (mode == "sweep" || mode == "sweep-large") {
+    sweep_splits(mode == "sweep-large");
   } else if (mode == "dequant") {
     time_dequant();
   } else if (mode == "probe") {
