@@ -384,12 +384,16 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       }
     l_lo = l_lo * al_lo + sum_lo;
     l_hi = l_hi * al_hi + sum_hi;
+    // O's rescale (D/2 multiplies a lane) only when some row of the warp has a new maximum:
+    // past the first blocks the running maximum rarely moves, and skipping x 1.0 is exact.
+    if (__any_sync(0xffffffffu, al_lo != 1.f || al_hi != 1.f)) {
 #pragma unroll
-    for (int t = 0; t < D / 8; ++t) {
-      acc[t][0] *= al_lo;
-      acc[t][1] *= al_lo;
-      acc[t][2] *= al_hi;
-      acc[t][3] *= al_hi;
+      for (int t = 0; t < D / 8; ++t) {
+        acc[t][0] *= al_lo;
+        acc[t][1] *= al_lo;
+        acc[t][2] *= al_hi;
+        acc[t][3] *= al_hi;
+      }
     }
 
     // O += P V.
