@@ -828,9 +828,10 @@ void time_dequant() {
       }
     const double bytes = wbytes + sbytes + n * k * 2.0;
     for (auto& x : t) std::sort(x, x + 3);
-    std::printf("CSV,dequant,n=%lld,k=%lld,k_fast_us=%.2f,n_fast_us=%.2f,k_fast_GBps=%.0f,n_fast_GBps=%.0f,ratio=%.3f\n",
-                (long long)n, (long long)k, t[0][1] * 1e6, t[1][1] * 1e6, bytes / t[0][1] * 1e-9, bytes / t[1][1] * 1e-9,
-                t[1][1] / t[0][1]);
+    std::printf(
+        "CSV,dequant,n=%lld,k=%lld,k_fast_us=%.2f,n_fast_us=%.2f,k_fast_GBps=%.0f,n_fast_GBps=%.0f,ratio=%.3f\n",
+        (long long)n, (long long)k, t[0][1] * 1e6, t[1][1] * 1e6, bytes / t[0][1] * 1e-9, bytes / t[1][1] * 1e-9,
+        t[1][1] / t[0][1]);
     std::fflush(stdout);
     cudaFree(wt);
     for (std::size_t c = 0; c < c4; ++c) {
@@ -973,9 +974,10 @@ int main(int argc, char** argv) {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-large") {
       // time-small: m <= 16 only; time-large: m = 1024 and 4096 only
-      const std::vector<std::int64_t> ms = mode == "time-small"   ? std::vector<std::int64_t>{1, 4, 8, 16}
-                                           : mode == "time-large" ? std::vector<std::int64_t>{1024, 4096}
-                                                                  : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
+      const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16}
+                                           : mode == "time-large"
+                                               ? std::vector<std::int64_t>{1024, 4096}
+                                               : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
       const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                      {8192, 8192}, {28672, 8192}, {8192, 28672}};
       for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
