@@ -792,23 +792,43 @@ void time_fp8() {
 }
 
 // One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
-// The streaming kernel (m <= 16) with forced split-k beside the automatic choice: which split
-// fills the card best (medians of 3, L2 cold).
-// The dequantise path's first half alone: W^T written with the k-fast and the n-fast grid,
-// alternating, 3 rounds, weights L2-cold; GB/s counts codes + scales read and W^T written.
-void time_dequant() {
-  const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
-                                                                 {8192, 8192}, {28672, 8192}, {8192, 28672}};
-  for (const auto& nk_pair : nk) {
-    const std::int64_t n = nk_pair.first, k = nk_pair.second;
-    const std::size_t wbytes = k * n / 2, sbytes = k / 128 * n * 2, c4 = copies_for(wbytes + sbytes);
-    std::vector<unsigned char*> w(c4), sc(c4);
-    for (std::size_t c = 0; c < c4; ++c) {
+// The six Llama-3 layer shapes (n, k) the sweeps and timings use.
+const std::vector<std::pair<std::int64_t, std::int64_t>> kLayerShapes = {{4096, 4096}, {14336, 4096}, {4096, 14336},
+                                                                         {8192, 8192}, {28672, 8192}, {8192, 28672}};
+
+// Rotating copies of int4 codes and group-128 scales of an n x k weight, enough to keep them
+// out of L2 between calls.
+struct ColdWeights {
+  std::size_t wbytes, sbytes, copies;
+  std::vector<unsigned char*> w, sc;
+  ColdWeights(std::int64_t n, std::int64_t k)
+      : wbytes(k * n / 2), sbytes(k / 128 * n * 2), copies(copies_for(wbytes + sbytes)), w(copies), sc(copies) {
+    for (std::size_t c = 0; c < copies; ++c) {
       w[c] = dalloc<unsigned char>(wbytes);
       sc[c] = dalloc<unsigned char>(sbytes);
       fill_bytes(w[c], wbytes, 100 + c);
       fill_16(sc[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);
     }
+  }
+  ~ColdWeights() {
+    for (std::size_t c = 0; c < copies; ++c) {
+      cudaFree(w[c]);
+      cudaFree(sc[c]);
+    }
+  }
+  ColdWeights(const ColdWeights&) = delete;
+  ColdWeights& operator=(const ColdWeights&) = delete;
+};
+
+// The dequantise path's first half alone: W^T written with the k-fast and the n-fast grid,
+// alternating, 3 rounds, weights L2-cold; GB/s counts codes + scales read and W^T written.
+void time_dequant() {
+  for (const auto& nk_pair : kLayerShapes) {
+    const std::int64_t n = nk_pair.first, k = nk_pair.second;
+    const ColdWeights cw(n, k);
+    const std::size_t wbytes = cw.wbytes, sbytes = cw.sbytes, c4 = cw.copies;
+    const auto& w = cw.w;
+    const auto& sc = cw.sc;
     auto* wt = dalloc<std::uint16_t>(n * k);
     double t[2][3];
     for (int r = 0; r < 3; ++r)
@@ -834,25 +854,17 @@ void time_dequant() {
         t[1][1] / t[0][1]);
     std::fflush(stdout);
     cudaFree(wt);
-    for (std::size_t c = 0; c < c4; ++c) {
-      cudaFree(w[c]);
-      cudaFree(sc[c]);
-    }
   }
 }
 
-void sweep_splits(bool large) {  // large: m = 32 and 64 (the staged kernel), else m <= 16
-  const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
-                                                                 {8192, 8192}, {28672, 8192}, {8192, 28672}};
-  for (const auto& [n, k] : nk) {
-    const std::size_t wbytes = k * n / 2, sbytes = k / 128 * n * 2, c4 = copies_for(wbytes + sbytes);
-    std::vector<unsigned char*> w(c4), sc(c4);
-    for (std::size_t c = 0; c < c4; ++c) {
-      w[c] = dalloc<unsigned char>(wbytes);
-      sc[c] = dalloc<unsigned char>(sbytes);
-      fill_bytes(w[c], wbytes, 100 + c);
-      fill_16(sc[c], sbytes / 2, 200 + c, 0.005f, 0.015f, false);
-    }
+// The fused kernel with forced split-k beside the automatic choice: which split fills the card
+// best (medians of 3, L2 cold). large: m = 32 and 64 (the staged kernel), else m <= 16.
+void sweep_splits(bool large) {
+  for (const auto& [n, k] : kLayerShapes) {
+    const ColdWeights cw(n, k);
+    const std::size_t wbytes = cw.wbytes, sbytes = cw.sbytes, c4 = cw.copies;
+    const auto& w = cw.w;
+    const auto& sc = cw.sc;
     auto* a = dalloc<std::uint16_t>(64 * k);
     auto* d = dalloc<std::uint16_t>(64 * n);
     fill_16(a, 64 * k, 500, -1.0f, 1.0f, false);
@@ -902,10 +914,6 @@ void sweep_splits(bool large) {  // large: m = 32 and 64 (the staged kernel), el
       std::printf("CSV,sweep,m=%lld,n=%lld,k=%lld,%s%s\n", (long long)m, (long long)n, (long long)k,
                   mt.second ? "tile=32," : "", line.c_str());
       std::fflush(stdout);
-    }
-    for (std::size_t c = 0; c < c4; ++c) {
-      cudaFree(w[c]);
-      cudaFree(sc[c]);
     }
     cudaFree(a);
     cudaFree(d);
@@ -978,9 +986,7 @@ int main(int argc, char** argv) {
                                            : mode == "time-large"
                                                ? std::vector<std::int64_t>{1024, 4096}
                                                : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
-      const std::vector<std::pair<std::int64_t, std::int64_t>> nk = {{4096, 4096}, {14336, 4096}, {4096, 14336},
-                                                                     {8192, 8192}, {28672, 8192}, {8192, 28672}};
-      for (const auto& [n, k] : nk) time_w4a16(n, k, ms, 128, false);
+      for (const auto& [n, k] : kLayerShapes) time_w4a16(n, k, ms, 128, false);
       if (mode != "time-large") {
         time_w4a16(4096, 4096, {1, 16}, 32, true);
         if (mode != "time-small") time_w4a16(4096, 4096, {64}, 32, true);
