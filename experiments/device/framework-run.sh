@@ -8,9 +8,8 @@ set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-560}
 device_init results/framework-run
-step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a
-step build 220 build.txt cmake --build "$B" -j 16 --target genbench genbench_tests
-tail -2 "$OUT/build.txt"
+build_tree dev . 16 genbench genbench_tests || exit 1
+B=build-dev
 step tests 90 tests.txt "$B/tests/genbench_tests" --gtest_filter='DecodeCudnnGpu.*:DecodeGpu.*:AttentionGpu.*:W4a16*:Grouped*'
 grep -E "^\[  (PASSED|FAILED) |tests ran|^\[  FAILED|SKIPPED" "$OUT/tests.txt" | head -12
 step int4 170 int4.txt "$B/bin/genbench" run configs/gemm-int4.yaml -o "$OUT/int4.h5" --force

@@ -7,9 +7,8 @@ set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-450}
 device_init results/standing-fp8-w4a16
-step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a
-step build 220 build.txt cmake --build "$B" -j 16 --target genbench genbench_tests
-tail -1 "$OUT/build.txt"
+build_tree dev . 16 genbench genbench_tests || exit 1
+B=build-dev
 step tests 90 tests.txt "$B/tests/genbench_tests" --gtest_filter='DecodeCudnnGpu.*:DecodeGpu.*:AttentionGpu.*:W4a16*:Grouped*'
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$OUT/tests.txt" | head -8
 w=()
