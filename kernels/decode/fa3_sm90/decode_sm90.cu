@@ -71,10 +71,18 @@ __device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
 // The four e4m3 values of x to two f16x2 (exact): lo = bytes 0-1, hi = bytes 2-3, each
 // conversion reading its 16-bit half of x in place (no shift or mask first: 2-4% faster fp8
 // decode on the H200 than converting x and x >> 16, docs/lab/decode.md).
+// Before sm_89 (no e4m3 conversion instruction) the library's software conversion.
 __device__ __forceinline__ void e4m3x4_to_f16x2x2(std::uint32_t x, std::uint32_t& lo, std::uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}"
       : "=r"(lo), "=r"(hi)
       : "r"(x));
+#else
+  const __half2_raw l = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x & 0xffffu), __NV_E4M3);
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(x >> 16), __NV_E4M3);
+  lo = static_cast<std::uint32_t>(l.x) | (static_cast<std::uint32_t>(l.y) << 16);
+  hi = static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+#endif
 }
 
 template <int D, int KV, int QT, int KS>
