@@ -347,6 +347,72 @@ double copy_ceiling_GBps() {
 
 }  // namespace
 
+// The bench's shapes: the serving points of docs/decode.md, then the A/B set (the rotated
+// block order, other split counts).
+std::vector<Spec> bench_specs() {
+  using E = fa3::Elem;
+  return {
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 1, 8192, 64, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 1, 8192, 256, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::fp8_e4m3, 0},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
+      {64, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0},
+      {16, 64, 8, 128, 1, 16384, 64, false, true, E::bf16, E::bf16, 0},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
+      {1, 32, 8, 128, 1, 131072, 64, false, true, E::bf16, E::bf16, 0},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {8, 32, 8, 128, 4, 8192, 16, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 16, 8192, 16, false, true, E::bf16, E::bf16, 0},
+      {64, 32, 8, 128, 1, 8192, 16, true, true, E::bf16, E::bf16, 0},
+      // A/B: the rotated block order, and other split counts
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
+      {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, true},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, true},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, true},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 8},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 16},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 66},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 1},
+  };
+}
+
+// The splits mode's shapes: fp8 K/V and the 128K sequence at forced split counts beside the
+// planned ones (a bf16 shape first, to be timed again later in the list).
+std::vector<Spec> split_specs() {
+  using E = fa3::Elem;
+  return {
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 4},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 8},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 12},
+      {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 25},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 33},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 66},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 98},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 17},
+      {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 25},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 2},
+      {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 4},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 2},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 4},
+  };
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "validate";
   cudaDeviceProp prop;
@@ -405,64 +471,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "bench" || mode == "splits") {
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
-    // splits: fp8 K/V at forced split counts beside the planned ones (the first shape, timed
-    // first after the copy ceiling, runs slow in every call: a throwaway one leads)
-    const std::vector<Spec> fp8_splits = {
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 4},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 8},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 12},
-        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 25},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 33},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 66},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 98},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 17},
-        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 25},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 2},
-        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 4},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 2},
-        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 4},
-    };
-    std::vector<Spec> specs = mode == "splits"
-                                  ? fp8_splits
-                                  : std::vector<Spec>{
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
-                                        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0},
-                                        {8, 32, 8, 128, 1, 8192, 64, false, true, E::bf16, E::bf16, 0},
-                                        {8, 32, 8, 128, 1, 8192, 256, false, true, E::bf16, E::bf16, 0},
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-                                        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::fp8_e4m3, 0},
-                                        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0},
-                                        {64, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0},
-                                        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-                                        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0},
-                                        {16, 64, 8, 128, 1, 16384, 64, false, true, E::bf16, E::bf16, 0},
-                                        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-                                        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0},
-                                        {1, 32, 8, 128, 1, 131072, 64, false, true, E::bf16, E::bf16, 0},
-                                        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::fp8_e4m3, 0},
-                                        {8, 32, 8, 128, 4, 8192, 16, false, true, E::bf16, E::bf16, 0},
-                                        {8, 32, 8, 128, 16, 8192, 16, false, true, E::bf16, E::bf16, 0},
-                                        {64, 32, 8, 128, 1, 8192, 16, true, true, E::bf16, E::bf16, 0},
-                                        // A/B: the rotated block order, and other split counts
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
-                                        {8, 32, 8, 128, 1, 8192, 16, false, true, E::bf16, E::bf16, 0, true},
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 0, true},
-                                        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0, true},
-                                        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 0, true},
-                                        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 0, true},
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 8},
-                                        {8, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::bf16, 16},
-                                        {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
-                                        {1, 32, 8, 128, 1, 131072, 0, false, true, E::bf16, E::bf16, 66},
-                                        {64, 32, 8, 128, 1, 8192, 0, false, true, E::bf16, E::fp8_e4m3, 1},
-                                    };
+    const std::vector<Spec> specs = mode == "splits" ? split_specs() : bench_specs();
     std::vector<std::vector<double>> ms(specs.size());
     std::vector<double> ceil;
     std::vector<std::string> var(specs.size());

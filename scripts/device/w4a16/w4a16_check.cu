@@ -791,7 +791,6 @@ void time_fp8() {
   cudaFree(sc);
 }
 
-// One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
 // The six Llama-3 layer shapes (n, k) the sweeps and timings use.
 const std::vector<std::pair<std::int64_t, std::int64_t>> kLayerShapes = {{4096, 4096}, {14336, 4096}, {4096, 14336},
                                                                          {8192, 8192}, {28672, 8192}, {8192, 28672}};
@@ -920,6 +919,7 @@ void sweep_splits(bool large) {
   }
 }
 
+// One shape, a few launches, for ncu: fp16 int4 group 128, m = 1 and m = 64 at 28672 x 8192.
 void profile_launches() {
   const std::int64_t n = 28672, k = 8192, g = 128;
   auto* w = dalloc<unsigned char>(n * k / 2);
