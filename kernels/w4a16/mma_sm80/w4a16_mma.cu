@@ -145,10 +145,10 @@ __device__ __forceinline__ void store2(__nv_bfloat16* d, float v0, float v1) {
   *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
 }
 
-// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][kRedStride] (the
+// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][RS] of BN columns (the
 // last CTA of a tile, found with a counter, writes D from the workspace and zeroes it for the
 // next launch).
-template <typename T>
+template <typename T, int BN = kBlockN, int RS = kRedStride>
 __device__ __forceinline__ void store_tile(const Params& p, const float* red, int* s_last, int tile_rows, int m_block,
                                            int n_block) {
   const int tid = threadIdx.x;
@@ -159,18 +159,18 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
     store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
   };
   if (p.splits == 1) {
-    for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-      const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
-      if (col < p.n) store(r, col, red[r * kRedStride + c2], red[r * kRedStride + c2 + 1]);
+    for (int i = tid; i < rows * (BN / 2); i += kThreads) {
+      const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
+      if (col < p.n) store(r, col, red[r * RS + c2], red[r * RS + c2 + 1]);
     }
     return;
   }
-  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
+  for (int i = tid; i < rows * (BN / 2); i += kThreads) {
+    const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
     if (col < p.n) {
       float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-      atomicAdd(x, red[r * kRedStride + c2]);
-      atomicAdd(x + 1, red[r * kRedStride + c2 + 1]);
+      atomicAdd(x, red[r * RS + c2]);
+      atomicAdd(x + 1, red[r * RS + c2 + 1]);
     }
   }
   __threadfence();
@@ -180,8 +180,8 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
   __syncthreads();
   if (!*s_last) return;
   __threadfence();
-  for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-    const int r = i / (kBlockN / 2), c2 = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c2;
+  for (int i = tid; i < rows * (BN / 2); i += kThreads) {
+    const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
     if (col < p.n) {
       float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
       const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
@@ -617,6 +617,232 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   store_tile<T>(p, red, &s_last, 16, m_block, n_block);
 }
 
+// 17-64 tokens: the wide kernel. A CTA of 8 warps owns 256 columns (4 weight tiles, two warps of
+// 32 columns each per tile) and 32 or 64 token rows, over a k range (split-k), in CTA-wide
+// cp.async stages of 64 k (4 k-tiles). Every warp covers the stage's whole depth for its own
+// columns, so the k loop has no reduction between warps, and the stage's activations (as many
+// bytes as its weights at 64 tokens) are read once for all 8 warps.
+//
+// Operands are swapped as in the streaming kernel: D^T = W^T A^T, the weights are the mma's A
+// operand (one code word, 16 columns x 16 k, a fragment: no shifts for fp16's high nibbles) and
+// each 8 tokens a B operand, loaded with ldmatrix from XOR-swizzled 128-byte token rows. A
+// dequantised fragment, (q - z) * s rounded once as in the staged kernel, feeds SETS mma (8 at 64
+// tokens), so the dequantisation costs about 1.5 instructions an mma.
+//   SETS  token sets of 8: 4 (32-row tiles) or 8 (64-row tiles)
+constexpr int kWideN = 256;                                          // columns per CTA
+constexpr int kWideTiles = 4;                                        // k-tiles per stage
+constexpr int kWideStages = 4;                                       // stages in flight
+constexpr int kWideW = kWideTiles * (kWideN / kTileN) * kTileBytes;  // 8192 weight bytes a stage
+constexpr int kWideS = 2 * kWideN * 2;                               // up to 2 scale rows (groups of 32)
+constexpr int kWideZ = 2 * (kWideN / kTileN) * 32;                   // up to 2 rows of zero words
+constexpr int kWideRed = kWideN + 4;                                 // floats per row of the final tile
+template <int SETS>
+__host__ __device__ constexpr int wide_stage_bytes() {
+  return SETS * 8 * 128 + kWideW + kWideS + kWideZ;  // token rows of 64 halves first
+}
+template <int SETS>
+__host__ __device__ constexpr int wide_smem_bytes() {
+  return kWideStages * wide_stage_bytes<SETS>() > SETS * 8 * kWideRed * 4 ? kWideStages * wide_stage_bytes<SETS>()
+                                                                          : SETS * 8 * kWideRed * 4;
+}
+
+template <typename T>
+__device__ __forceinline__ std::uint32_t mul2(std::uint32_t a, std::uint32_t b) {
+  return fma2<T>(a, b, 0x80008000u);  // a * b (+ -0: exact)
+}
+
+template <typename T, bool ZP, int SETS>
+__global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p) {
+  constexpr int kRows = SETS * 8;
+  constexpr int kOffW = kRows * 128, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
+  constexpr int kStage = wide_stage_bytes<SETS>();
+  constexpr int kAChunks = kRows * 8 / kThreads;  // 16-byte pieces of A a thread copies a stage
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ int s_last;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
+            split = blockIdx.x / (p.m_tiles * p.nb);
+  const int stages = p.k / (kWideTiles * kTileK);
+  const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
+  const int n_stages = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits) - s_begin;
+  const int nt0 = n_block * (kWideN / kTileN);
+  const int wt = warp >> 1, half = warp & 1;  // this warp's tile of the four, and its 32 columns in it
+  const bool nt_ok = nt0 + wt < p.ntn;
+  const int m0 = m_block * kRows;
+  const bool multi = p.group == 32;  // two scale / zero rows a stage
+  const int shift = p.group_shift;
+  const std::uint32_t smem0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+
+  // This thread's copies of a stage: kAChunks pieces of A (token row r, 8 halves ch; zero-filled
+  // past m), two 16-byte pieces of weights (linear in the stage: k-tile, tile, lane), and for the
+  // first threads a scale piece (tid < 64: row tid / 32) or zero words (64 <= tid < 80).
+  const T* a_src[kAChunks];
+  std::uint32_t a_dst[kAChunks];
+  bool a_ok[kAChunks];
+#pragma unroll
+  for (int e = 0; e < kAChunks; ++e) {
+    const int c = tid + e * kThreads, r = c >> 3, ch = c & 7;
+    a_ok[e] = m0 + r < p.m;
+    a_src[e] = static_cast<const T*>(p.a) + static_cast<std::size_t>(a_ok[e] ? m0 + r : 0) * p.k +
+               s_begin * kWideTiles * kTileK + ch * 8;
+    a_dst[e] = r * 128 + ((ch ^ (r & 7)) << 4);
+  }
+  const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
+  const unsigned char* w_src[2];
+  bool w_ok[2];
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const int c = tid + e * kThreads, u = c >> 7, tile = (c >> 5) & 3;
+    w_ok[e] = nt0 + tile < p.ntn;
+    w_src[e] = p.w +
+               (static_cast<std::size_t>(s_begin * kWideTiles + u) * p.ntn + (w_ok[e] ? nt0 + tile : 0)) * kTileBytes +
+               (c & 31) * 16;
+  }
+  const int sz_row = tid < 64 ? tid >> 5 : (tid - 64) >> 3;  // scale or zero row of this thread
+  const bool s_copy = tid < (multi ? 64 : 32) && nt0 + ((tid & 31) >> 3) < p.ntn;
+  const bool z_copy = ZP && tid >= 64 && tid < (multi ? 80 : 72) && nt0 + (((tid - 64) & 7) >> 1) < p.ntn;
+  const unsigned char* s_src = p.s + (static_cast<std::size_t>(nt0) * kTileN + (tid & 31) * 8) * 2;
+  const unsigned char* z_src =
+      ZP ? reinterpret_cast<const unsigned char*>(p.z) + static_cast<std::size_t>(nt0) * 32 + ((tid - 64) & 7) * 16
+         : nullptr;
+  const std::uint32_t sz_dst =
+      tid < 64 ? kOffS + sz_row * (kWideN * 2) + (tid & 31) * 16 : kOffZ + sz_row * 128 + ((tid - 64) & 7) * 16;
+  int k_row = s_begin * kWideTiles * kTileK + 32 * sz_row;  // k of this thread's scale or zero row
+
+  std::uint32_t load_slot = smem0;
+  auto load = [&]() {
+#pragma unroll
+    for (int e = 0; e < kAChunks; ++e) {
+      sm80::cp_async16(load_slot + a_dst[e], a_src[e], a_ok[e]);
+      a_src[e] += kWideTiles * kTileK;
+    }
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      cp_async16_if(w_ok[e], load_slot + kOffW + (tid + e * kThreads) * 16, w_src[e]);
+      w_src[e] += kWideTiles * tile_stride;
+    }
+    const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
+    cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
+    if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
+    k_row += kWideTiles * kTileK;
+    load_slot = load_slot + kStage == smem0 + kWideStages * kStage ? smem0 : load_slot + kStage;
+  };
+
+  float acc[2][SETS][4];
+#pragma unroll
+  for (int f = 0; f < 2; ++f)
+#pragma unroll
+    for (int h = 0; h < SETS; ++h)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < kWideStages - 1; ++s) {
+    if (s < n_stages) load();
+    cp_commit();
+  }
+
+  // ldmatrix.x4 of two token sets of one k-tile: lanes 0-7 tokens 0-7 k 0-7, 8-15 the same tokens
+  // k 8-15, 16-31 tokens 8-15; the offsets of the four k-tiles (the XOR swizzle depends on the lane).
+  std::uint32_t b_off[kWideTiles];
+#pragma unroll
+  for (int u = 0; u < kWideTiles; ++u) {
+    const int r = (lane & 7) + ((lane >> 4) << 3), ch = 2 * u + ((lane >> 3) & 1);
+    b_off[u] = r * 128 + ((ch ^ (r & 7)) << 4);
+  }
+  const std::uint32_t w_off = kOffW + wt * kTileBytes + lane * 16 + half * 8;
+  const std::uint32_t s_off = kOffS + wt * 128 + g * 16 + half * 8;
+  const std::uint32_t z_off = kOffZ + wt * 32 + g * 4;
+  const std::uint32_t kZlo = zero_lo<T>(kSymmetricZero), kZhi = zero_hi<T>(kSymmetricZero);
+
+  std::uint32_t st = smem0;  // the slot computed on
+  for (int it = 0; it < n_stages; ++it) {
+    cp_wait<kWideStages - 2>();
+    __syncthreads();
+    if (it + kWideStages - 1 < n_stages) load();
+    cp_commit();
+    if (nt_ok) {
+      std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
+#pragma unroll
+      for (int u = 0; u < kWideTiles; ++u) {
+        if (u == 0 || (u == 2 && multi)) {  // the scales and zeros of this k-tile's group row
+          const std::uint32_t row = u == 0 ? 0 : 1;
+          std::uint32_t s0, s1;
+          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(s0), "=r"(s1) : "r"(st + s_off + row * kWideN * 2));
+          s_lo[0] = __byte_perm(s0, 0, 0x1010);
+          s_hi[0] = __byte_perm(s0, 0, 0x3232);
+          s_lo[1] = __byte_perm(s1, 0, 0x1010);
+          s_hi[1] = __byte_perm(s1, 0, 0x3232);
+#pragma unroll
+          for (int f = 0; f < 2; ++f) {
+            zl[f][0] = kZlo;
+            zh[f][0] = kZhi;
+            zl[f][1] = kZlo;
+            zh[f][1] = kZhi;
+          }
+          if (ZP) {
+            std::uint32_t zw;
+            asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
+#pragma unroll
+            for (int f = 0; f < 2; ++f) {
+              const int w = 2 * half + f;  // code word of the tile: sub-tiles 2w, 2w + 1
+              const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
+              zl[f][0] = zero_lo<T>(z0);
+              zh[f][0] = zero_hi<T>(z0);
+              zl[f][1] = zero_lo<T>(z1);
+              zh[f][1] = zero_hi<T>(z1);
+            }
+          }
+        }
+        std::uint32_t q0, q1;
+        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(q0), "=r"(q1) : "r"(st + w_off + u * 4 * kTileBytes));
+        std::uint32_t af[2][4];
+        codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
+        codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
+#pragma unroll
+        for (int f = 0; f < 2; ++f) {  // rows g (sub-tile 2w): s_lo; rows g + 8 (2w + 1): s_hi
+          af[f][0] = mul2<T>(af[f][0], s_lo[f]);
+          af[f][2] = mul2<T>(af[f][2], s_lo[f]);
+          af[f][1] = mul2<T>(af[f][1], s_hi[f]);
+          af[f][3] = mul2<T>(af[f][3], s_hi[f]);
+        }
+#pragma unroll
+        for (int pr = 0; pr < SETS / 2; ++pr) {
+          std::uint32_t b[4];
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                       : "r"(st + b_off[u] + pr * 16 * 128));
+#pragma unroll
+          for (int f = 0; f < 2; ++f) {
+            mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
+            mma16816<T>(acc[f][2 * pr + 1], af[f], b[2], b[3]);
+          }
+        }
+      }
+    }
+    st = st + kStage == smem0 + kWideStages * kStage ? smem0 : st + kStage;
+  }
+
+  // The tile through shared memory (the stages are done with), then D or the split-k workspace:
+  // red[token][column], token 8 h + 2 t + c % 2, column 64 wt + 16 w + g (+ 8 for c >= 2).
+  cp_wait<0>();
+  __syncthreads();
+  float* red = reinterpret_cast<float*>(smem);
+  if (nt_ok) {
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < SETS; ++h)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          red[(8 * h + 2 * t + (c & 1)) * kWideRed + wt * 64 + 16 * (2 * half + f) + g + (c >= 2 ? 8 : 0)] =
+              acc[f][h][c];
+  }
+  __syncthreads();
+  store_tile<T, kWideN, kWideRed>(p, red, &s_last, kRows, m_block, n_block);
+}
+
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
 // shared memory so the stores are whole 128-byte rows. K_FAST: blockIdx.x walks k, so the CTAs
 // running together write neighbouring 128-byte pieces of the same W^T rows (else it walks n).
@@ -710,9 +936,18 @@ KernelFn pick_stream(bool zp, bool multi, int* smem) {
   return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
 }
 
+template <int SETS>
+KernelFn pick_wide(bool bf16, bool zp, int* smem) {
+  *smem = wide_smem_bytes<SETS>();
+  if (bf16) return zp ? w4a16_wide_kernel<__nv_bfloat16, true, SETS> : w4a16_wide_kernel<__nv_bfloat16, false, SETS>;
+  return zp ? w4a16_wide_kernel<__half, true, SETS> : w4a16_wide_kernel<__half, false, SETS>;
+}
+
 // The kernel for a shape and tile height, and its dynamic shared memory. 16-row tiles are the
-// streaming kernel's.
+// streaming kernel's, 32 and 64 rows the wide kernel's (the staged kernel's where asked).
 KernelFn pick(const Arguments& a, int tile_m, int* smem) {
+  if (tile_m != 16 && !a.staged)
+    return tile_m == 32 ? pick_wide<4>(a.bf16, a.zero_points, smem) : pick_wide<8>(a.bf16, a.zero_points, smem);
   switch (tile_m) {
     case 16: {
       const bool r16 = a.m > 8;  // some 16-row tile has rows 9-16
@@ -728,11 +963,19 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
   }
 }
 
-// Units of k one split can take: the fused kernel's 128-deep stages or the streaming kernel's
-// 64-deep ones.
+// Units of k one split can take: the staged kernel's 128-deep stages or the streaming and wide
+// kernels' 64-deep ones.
 int k_units(const Arguments& a, int tile_m) {
-  if (tile_m != 16) return static_cast<int>(a.k / kBlockK);
+  if (tile_m != 16 && a.staged) return static_cast<int>(a.k / kBlockK);
   return static_cast<int>(a.k / (kStreamTiles * kTileK));
+}
+
+bool wide(const Arguments& a, int tile_m) { return tile_m != 16 && !a.staged; }
+
+// CTAs across n: 128 columns each (streaming, staged) or 256 (wide).
+long long n_blocks(const Arguments& a, int tile_m) {
+  const long long ntn = a.n / kTileN;
+  return wide(a, tile_m) ? (ntn + 3) / 4 : (ntn + 1) / 2;
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
@@ -757,8 +1000,6 @@ std::string MmaGemm::can_implement(const Arguments& a) {
 
 MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (const std::string e = can_implement(a); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
-  // 64-row tiles from m = 33: at m = 64 they beat two 32-row tiles on 5 of the 6 layer shapes
-  // measured (docs/int4-gemm.md).
   tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
   int smem = 0;
   const KernelFn fn = pick(a, tile_m_, &smem);
@@ -769,13 +1010,13 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
     check_launch("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   ctas_per_sm_ = std::max(ctas_per_sm_, 1);
   const int units = k_units(a, tile_m_);
-  const long long tiles = ((a.n / kTileN + 1) / 2) * ((a.m + tile_m_ - 1) / tile_m_);
+  const long long tiles = n_blocks(a, tile_m_) * ((a.m + tile_m_ - 1) / tile_m_);
   if (a.split_k > 0) {
     splits_ = a.split_k;
   } else {
     // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
-    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (fused),
-    // or one stage per k-warp (streaming). The streaming kernel fills one CTA per SM, not
+    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (staged,
+    // wide), or one stage per k-warp (streaming). The streaming kernel fills one CTA per SM, not
     // ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the fastest
     // forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than
     // filling two per SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
@@ -788,8 +1029,7 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
 
 std::size_t MmaGemm::workspace_size() const {
   if (splits_ == 1) return 0;
-  const std::size_t tiles =
-      static_cast<std::size_t>(((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_));
+  const std::size_t tiles = static_cast<std::size_t>(n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_));
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
   return (ws + 255) / 256 * 256 + tiles * sizeof(int);
 }
@@ -807,6 +1047,7 @@ void MmaGemm::run(cudaStream_t stream) const {
   Params p = params_of(args_);
   p.splits = splits_;
   p.m_tiles = static_cast<int>((args_.m + tile_m_ - 1) / tile_m_);
+  p.nb = static_cast<int>(n_blocks(args_, tile_m_));
   p.ws = ws_;
   p.counters = counters_;
   if (splits_ > 1 && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
@@ -814,11 +1055,11 @@ void MmaGemm::run(cudaStream_t stream) const {
   const KernelFn fn = pick(args_, tile_m_, &smem);
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
-  check_launch(tile_m_ == 16 ? "w4a16_stream_kernel" : "w4a16_mma_kernel");
+  check_launch(tile_m_ == 16 ? "w4a16_stream_kernel" : wide(args_, tile_m_) ? "w4a16_wide_kernel" : "w4a16_mma_kernel");
 }
 
 std::string MmaGemm::describe() const {
-  const long long ctas = ((args_.n / kTileN + 1) / 2) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
+  const long long ctas = n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
   char buf[160];
   if (tile_m_ == 16) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
@@ -826,8 +1067,13 @@ std::string MmaGemm::describe() const {
                   args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }
+  if (wide(args_, tile_m_)) {
+    std::snprintf(buf, sizeof(buf), "mma_sm80 wide tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kWideN,
+                  kWideTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_, kWideStages);
+    return buf;
+  }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();
-  std::snprintf(buf, sizeof(buf), "mma_sm80 tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kBlockN,
+  std::snprintf(buf, sizeof(buf), "mma_sm80 staged tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kBlockN,
                 kBlockK, splits_, ctas, sms_, ctas_per_sm_, st);
   return buf;
 }

@@ -39,6 +39,7 @@ struct Arguments {
   void* d = nullptr;                     // m x n row-major
   int split_k = 0;                       // 0: chosen from the device's SM count
   int tile_m = 0;                        // rows per CTA: 16, 32, 64; 0: the smallest that holds m (64 beyond)
+  bool staged = false;                   // 32- and 64-row tiles on the staged kernel (else the wide one)
 };
 
 class MmaGemm {

@@ -6,7 +6,8 @@
 //   sanitize   a few small cases only (for compute-sanitizer)
 //   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
 //              L2 cold (rotating copies), 3 rounds in alternating order, medians
-//              (time-small: m <= 16 only; time-large: m = 1024 and 4096 only)
+//              (time-small: m <= 16 only; time-mid: m = 32-64, the wide kernel beside the staged
+//              one; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
 //              (sweep-large: the staged kernel at m = 32 and 64)
@@ -265,7 +266,7 @@ struct Quant {
 };
 
 bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t group, bool bf16, bool zp, int split,
-                   bool dequant_path, std::uint64_t seed, int tile_m = 0) {
+                   bool dequant_path, std::uint64_t seed, int tile_m = 0, bool staged = false) {
   const std::int64_t g = group == 0 ? k : group, rows = k / g;
   Quant q;
   q.a.resize(m * k);
@@ -319,6 +320,7 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   args.d = dd;
   args.split_k = split;
   args.tile_m = tile_m;
+  args.staged = staged;
   std::string variant;
   void* ws = nullptr;
   std::uint16_t* dwt = nullptr;
@@ -405,8 +407,15 @@ void run_validation(bool small_only) {
   // forced split-k (uneven ranges), and the dequantise path
   for (int split : {1, 3, 4}) validate_case(7, 128, 512, 128, false, true, split, false, ++seed);
   for (bool bf16 : {false, true}) validate_case(5, 192, 1024, 256, bf16, true, 0, false, ++seed);
-  for (int tm : {16, 32, 64})  // each tile height on a ragged m
-    for (bool bf16 : {false, true}) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm);
+  for (int tm : {16, 32, 64})  // each tile height on a ragged m, 32 and 64 on both kernels
+    for (bool bf16 : {false, true})
+      for (bool staged : {false, true})
+        if (tm != 16 || !staged) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm, staged);
+  // the wide kernel: 256-column CTAs with 1-3 of their 4 tiles past n, groups of 32 (two scale
+  // rows a stage), uneven split ranges, every token row present
+  for (std::int64_t n : {64, 320, 448})
+    for (bool bf16 : {false, true}) validate_case(64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, false, ++seed);
+  for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed);
   for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed);
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
   // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
@@ -514,9 +523,8 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         plans.back()->initialize(ws, g_stream);
       }
       auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
-      // The same kernel with the other tile height (32 rows, two CTAs per SM, or 64, one).
-      const bool with_t32 = m >= 64;
-      const int alt_tile = plan.tile_m() == 64 ? 32 : 64;
+      // The staged kernel at the same tile height (32 or 64 rows), beside the wide one.
+      const bool with_t32 = m >= 32 && m <= 64;
       std::vector<std::unique_ptr<MmaGemm>> plans32;
       if (with_t32)
         for (std::size_t c = 0; c < c4; ++c) {
@@ -524,7 +532,7 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
           ac.w = w4[c];
           ac.scales = s4[c];
           ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
-          ac.tile_m = alt_tile;
+          ac.staged = true;
           plans32.push_back(std::make_unique<MmaGemm>(ac, 0));
           if (plans32.back()->workspace_size() > ws_bytes) {
             if (ws) cudaFree(ws);
@@ -559,8 +567,8 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       if (with_t32) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
         plans32[0]->run(g_stream);
-        validate_sampled(bf16 ? "bf16 fused other tile_m" : "fp16 fused other tile_m", m, n, k, g, bf16, zp, a, w4[0],
-                         s4[0], z4[0], d);
+        validate_sampled(bf16 ? "bf16 fused staged" : "fp16 fused staged", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0],
+                         d);
       }
       if (with_dq) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
@@ -592,10 +600,10 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       std::printf(
           "CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_"
           "vs_lt16=%.3f,"
-          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,fused_tile%d_us=%.2f,%s,lt16 %s\n",
+          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,staged_us=%.2f,%s,lt16 %s\n",
           bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g,
           f * 1e6, q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6,
-          tf[2] * 1e6, alt_tile, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+          tf[2] * 1e6, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
@@ -980,14 +988,18 @@ int main(int argc, char** argv) {
   } else if (mode == "probe") {
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
-    if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-large") {
-      // time-small: m <= 16 only; time-large: m = 1024 and 4096 only
+    if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
+      // time-small: m <= 16 only; time-mid: m = 32-64 only; time-large: m = 1024 and 4096 only
       const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16}
+                                           : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64}
                                            : mode == "time-large"
                                                ? std::vector<std::int64_t>{1024, 4096}
                                                : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
       for (const auto& [n, k] : kLayerShapes) time_w4a16(n, k, ms, 128, false);
-      if (mode != "time-large") {
+      if (mode == "time-mid") {
+        time_w4a16(4096, 4096, {64}, 32, true);
+        time_w4a16(28672, 8192, {64}, 128, true);
+      } else if (mode != "time-large") {
         time_w4a16(4096, 4096, {1, 16}, 32, true);
         if (mode != "time-small") time_w4a16(4096, 4096, {64}, 32, true);
         time_w4a16(28672, 8192, {1, 16}, 128, true);

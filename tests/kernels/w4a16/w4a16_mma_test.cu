@@ -1,9 +1,10 @@
 // The W4A16 mma.sync kernel (kernels/w4a16/mma_sm80) on the GPU against the host reference of
 // kernels/w4a16/common: int4 and uint4 with zero points, every group size and per column, fp16
-// and bf16, odd m, n not a multiple of 128, each tile height, forced and automatic split-k (and
-// the workspace it must leave zeroed), the dequantise path's W^T bit for bit, and the shapes
-// can_implement refuses. Skipped without a GPU of compute capability 8.0 or newer. Depends on
-// nothing else of genbench, so scripts/device/w4a16-check.sh also builds it on its own.
+// and bf16, odd m, n not a multiple of 128, each tile height (32 and 64 rows on both the wide
+// and the staged kernel), forced and automatic split-k (and the workspace it must leave zeroed),
+// the dequantise path's W^T bit for bit, and the shapes can_implement refuses. Skipped without a GPU of compute
+// capability 8.0 or newer. Depends on nothing else of genbench, so scripts/device/w4a16-check.sh also builds it on its
+// own.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -60,6 +61,7 @@ struct Problem {
   std::int64_t m, n, k, group;  // group 0: per column
   bool bf16, zp;
   int split = 0, tile_m = 0;
+  bool staged = false;
 };
 
 std::uint32_t lcg(std::uint32_t& x) {
@@ -111,6 +113,7 @@ double run_problem(const Problem& pr, double* tol) {
   args.d = dd.p;
   args.split_k = pr.split;
   args.tile_m = pr.tile_m;
+  args.staged = pr.staged;
   EXPECT_EQ(MmaGemm::can_implement(args), "");
   MmaGemm plan(args, 0);
   DeviceBuf ws(plan.workspace_size());
@@ -159,10 +162,24 @@ TEST(W4a16Mma, MatchesTheReferenceForEveryGroupAndZeroPoints) {
 TEST(W4a16Mma, EveryTileHeightAndSplitGivesTheSameAnswer) {
   REQUIRE_SM80();
   for (int tile : {16, 32, 64})
-    for (int split : {0, 1, 3}) {
+    for (bool staged : {false, true})
+      for (int split : {0, 1, 3}) {
+        if (tile == 16 && staged) continue;  // 16-row tiles are the streaming kernel's alone
+        double tol = 0;
+        const double err = run_problem({37, 192, 768, 128, false, true, split, tile, staged}, &tol);
+        EXPECT_LE(err, tol) << "tile_m " << tile << (staged ? " staged" : " wide") << " split " << split;
+      }
+}
+
+// The wide kernel's edges: 256-column CTAs with one to three of their four weight tiles past n,
+// groups of 32 (two scale and zero rows a stage), every token row of a 64-row tile present.
+TEST(W4a16Mma, WideKernelEdges) {
+  REQUIRE_SM80();
+  for (std::int64_t n : {64, 320, 448})
+    for (bool bf16 : {false, true}) {
       double tol = 0;
-      const double err = run_problem({37, 192, 768, 128, false, true, split, tile}, &tol);
-      EXPECT_LE(err, tol) << "tile_m " << tile << " split " << split;
+      const double err = run_problem({64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, 64}, &tol);
+      EXPECT_LE(err, tol) << "n=" << n << (bf16 ? " bf16" : " fp16");
     }
 }
 
