@@ -145,12 +145,25 @@ __device__ __forceinline__ void store2(__nv_bfloat16* d, float v0, float v1) {
   *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
 }
 
-// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][RS] of BN columns (the
-// last CTA of a tile, found with a counter, writes D from the workspace and zeroes it for the
-// next launch).
-template <typename T, int BN = kBlockN, int RS = kRedStride>
+// Four floats added to global memory (one vector reduction on sm_90 and newer).
+__device__ __forceinline__ void add4(float* x, float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(x), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+#else
+  atomicAdd(x, a);
+  atomicAdd(x + 1, b);
+  atomicAdd(x + 2, c);
+  atomicAdd(x + 3, d);
+#endif
+}
+
+// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][RS] of BN columns,
+// V (2 or 4) neighbouring columns a step (the last CTA of a tile, found with a counter, writes D
+// from the workspace and zeroes it for the next launch).
+template <typename T, int BN = kBlockN, int RS = kRedStride, int V = 2>
 __device__ __forceinline__ void store_tile(const Params& p, const float* red, int* s_last, int tile_rows, int m_block,
                                            int n_block) {
+  static_assert(V == 2 || V == 4, "two or four columns a step");
   const int tid = threadIdx.x;
   const int m0 = m_block * tile_rows;
   const int rows = min(tile_rows, p.m - m0);
@@ -159,18 +172,25 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
     store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
   };
   if (p.splits == 1) {
-    for (int i = tid; i < rows * (BN / 2); i += kThreads) {
-      const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
-      if (col < p.n) store(r, col, red[r * RS + c2], red[r * RS + c2 + 1]);
+    for (int i = tid; i < rows * (BN / V); i += kThreads) {
+      const int r = i / (BN / V), c = (i % (BN / V)) * V, col = n_block * BN + c;
+      if (col < p.n) {
+        store(r, col, red[r * RS + c], red[r * RS + c + 1]);
+        if (V == 4) store(r, col + 2, red[r * RS + c + 2], red[r * RS + c + 3]);
+      }
     }
     return;
   }
-  for (int i = tid; i < rows * (BN / 2); i += kThreads) {
-    const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
+  for (int i = tid; i < rows * (BN / V); i += kThreads) {
+    const int r = i / (BN / V), c = (i % (BN / V)) * V, col = n_block * BN + c;
     if (col < p.n) {
       float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-      atomicAdd(x, red[r * RS + c2]);
-      atomicAdd(x + 1, red[r * RS + c2 + 1]);
+      if (V == 4) {
+        add4(x, red[r * RS + c], red[r * RS + c + 1], red[r * RS + c + 2], red[r * RS + c + 3]);
+      } else {
+        atomicAdd(x, red[r * RS + c]);
+        atomicAdd(x + 1, red[r * RS + c + 1]);
+      }
     }
   }
   __threadfence();
@@ -180,13 +200,20 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
   __syncthreads();
   if (!*s_last) return;
   __threadfence();
-  for (int i = tid; i < rows * (BN / 2); i += kThreads) {
-    const int r = i / (BN / 2), c2 = (i % (BN / 2)) * 2, col = n_block * BN + c2;
+  for (int i = tid; i < rows * (BN / V); i += kThreads) {
+    const int r = i / (BN / V), c = (i % (BN / V)) * V, col = n_block * BN + c;
     if (col < p.n) {
       float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-      const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
-      store(r, col, v.x, v.y);
-      __stcg(reinterpret_cast<float2*>(x), make_float2(0.0f, 0.0f));  // ready for the next launch
+      if (V == 4) {
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(x));
+        store(r, col, v.x, v.y);
+        store(r, col + 2, v.z, v.w);
+        __stcg(reinterpret_cast<float4*>(x), make_float4(0.0f, 0.0f, 0.0f, 0.0f));  // ready for the next launch
+      } else {
+        const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
+        store(r, col, v.x, v.y);
+        __stcg(reinterpret_cast<float2*>(x), make_float2(0.0f, 0.0f));  // ready for the next launch
+      }
     }
   }
   if (tid == 0) p.counters[tile] = 0;
@@ -619,31 +646,36 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 
 // 17-64 tokens: the wide kernel. A CTA of 8 warps owns 256 columns (4 weight tiles, two warps of
 // 32 columns each per tile) and 32 or 64 token rows, over a k range (split-k), in CTA-wide
-// cp.async stages of 64 k (4 k-tiles). Every warp covers the stage's whole depth for its own
+// cp.async stages of 128 k (8 k-tiles). Every warp covers the stage's whole depth for its own
 // columns, so the k loop has no reduction between warps, and the stage's activations (as many
 // bytes as its weights at 64 tokens) are read once for all 8 warps.
 //
 // Operands are swapped as in the streaming kernel: D^T = W^T A^T, the weights are the mma's A
 // operand (one code word, 16 columns x 16 k, a fragment: no shifts for fp16's high nibbles) and
-// each 8 tokens a B operand, loaded with ldmatrix from XOR-swizzled 128-byte token rows. A
+// each 8 tokens a B operand, loaded with ldmatrix from XOR-swizzled 256-byte token rows. A
 // dequantised fragment, (q - z) * s rounded once as in the staged kernel, feeds SETS mma (8 at 64
 // tokens), so the dequantisation costs about 1.5 instructions an mma.
 //   SETS  token sets of 8: 4 (32-row tiles) or 8 (64-row tiles)
 constexpr int kWideN = 256;                                          // columns per CTA
-constexpr int kWideTiles = 4;                                        // k-tiles per stage
-constexpr int kWideStages = 4;                                       // stages in flight
-constexpr int kWideW = kWideTiles * (kWideN / kTileN) * kTileBytes;  // 8192 weight bytes a stage
-constexpr int kWideS = 2 * kWideN * 2;                               // up to 2 scale rows (groups of 32)
-constexpr int kWideZ = 2 * (kWideN / kTileN) * 32;                   // up to 2 rows of zero words
+constexpr int kWideTiles = 8;                                        // k-tiles per stage
+constexpr int kWideK = kWideTiles * kTileK;                          // 128
+constexpr int kWideW = kWideTiles * (kWideN / kTileN) * kTileBytes;  // 16384 weight bytes a stage
+constexpr int kWideS = 4 * kWideN * 2;                               // up to 4 scale rows (groups of 32)
+constexpr int kWideZ = 4 * (kWideN / kTileN) * 32;                   // up to 4 rows of zero words
 constexpr int kWideRed = kWideN + 4;                                 // floats per row of the final tile
 template <int SETS>
+__host__ __device__ constexpr int wide_stages() {
+  return SETS == 8 ? 3 : 4;  // two CTAs an SM within 227 KB of shared memory
+}
+template <int SETS>
 __host__ __device__ constexpr int wide_stage_bytes() {
-  return SETS * 8 * 128 + kWideW + kWideS + kWideZ;  // token rows of 64 halves first
+  return SETS * 8 * kWideK * 2 + kWideW + kWideS + kWideZ;  // token rows of 128 halves first
 }
 template <int SETS>
 __host__ __device__ constexpr int wide_smem_bytes() {
-  return kWideStages * wide_stage_bytes<SETS>() > SETS * 8 * kWideRed * 4 ? kWideStages * wide_stage_bytes<SETS>()
-                                                                          : SETS * 8 * kWideRed * 4;
+  return wide_stages<SETS>() * wide_stage_bytes<SETS>() > SETS * 8 * kWideRed * 4
+             ? wide_stages<SETS>() * wide_stage_bytes<SETS>()
+             : SETS * 8 * kWideRed * 4;
 }
 
 template <typename T>
@@ -654,79 +686,77 @@ __device__ __forceinline__ std::uint32_t mul2(std::uint32_t a, std::uint32_t b) 
 template <typename T, bool ZP, int SETS>
 __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p) {
   constexpr int kRows = SETS * 8;
-  constexpr int kOffW = kRows * 128, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
+  constexpr int kRowBytes = kWideK * 2;  // 256
+  constexpr int kOffW = kRows * kRowBytes, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
   constexpr int kStage = wide_stage_bytes<SETS>();
-  constexpr int kAChunks = kRows * 8 / kThreads;  // 16-byte pieces of A a thread copies a stage
+  constexpr int kStages = wide_stages<SETS>();
+  constexpr int kAChunks = kRows * 16 / kThreads;   // 16-byte pieces of A a thread copies a stage (4 or 2)
+  constexpr int kWChunks = kWideW / 16 / kThreads;  // and of weights (4)
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
             split = blockIdx.x / (p.m_tiles * p.nb);
-  const int stages = p.k / (kWideTiles * kTileK);
+  const int stages = p.k / kWideK;
   const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
   const int n_stages = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits) - s_begin;
   const int nt0 = n_block * (kWideN / kTileN);
   const int wt = warp >> 1, half = warp & 1;  // this warp's tile of the four, and its 32 columns in it
   const bool nt_ok = nt0 + wt < p.ntn;
   const int m0 = m_block * kRows;
-  const bool multi = p.group == 32;  // two scale / zero rows a stage
+  // Scale and zero rows of a stage: groups of 32 -> 4, 64 -> 2, else 1 (each 128 k in one group);
+  // k-tile u takes row u >> row_shift.
+  const int row_k = p.group < kWideK ? p.group : kWideK;
+  const int n_rows = kWideK / row_k;
+  const int row_shift = row_k == 32 ? 1 : row_k == 64 ? 2 : 3;
   const int shift = p.group_shift;
   const std::uint32_t smem0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
 
-  // This thread's copies of a stage: kAChunks pieces of A (token row r, 8 halves ch; zero-filled
-  // past m), two 16-byte pieces of weights (linear in the stage: k-tile, tile, lane), and for the
-  // first threads a scale piece (tid < 64: row tid / 32) or zero words (64 <= tid < 80).
-  const T* a_src[kAChunks];
-  std::uint32_t a_dst[kAChunks];
-  bool a_ok[kAChunks];
-#pragma unroll
-  for (int e = 0; e < kAChunks; ++e) {
-    const int c = tid + e * kThreads, r = c >> 3, ch = c & 7;
-    a_ok[e] = m0 + r < p.m;
-    a_src[e] = static_cast<const T*>(p.a) + static_cast<std::size_t>(a_ok[e] ? m0 + r : 0) * p.k +
-               s_begin * kWideTiles * kTileK + ch * 8;
-    a_dst[e] = r * 128 + ((ch ^ (r & 7)) << 4);
-  }
+  // This thread's copies of a stage. A: token rows 16 e + tid / 16 (zero-filled past m), piece
+  // tid % 16 of the row; weights: linear in the stage (k-tile, tile, lane), pieces tid + 256 e,
+  // all of one tile (tid / 32 % 4); scales (tid < 32 rows: row tid / 32) or zero words (128 <=
+  // tid < 128 + 8 rows).
+  const int a_row = tid >> 4, a_ch = tid & 15;
+  const int rows_left = p.m - m0;
+  const T* a_src = static_cast<const T*>(p.a) + static_cast<std::size_t>(m0 + (a_row < rows_left ? a_row : 0)) * p.k +
+                   static_cast<std::size_t>(s_begin) * kWideK + a_ch * 8;
+  const std::size_t a_step = static_cast<std::size_t>(16) * p.k;  // 16 token rows
+  const std::uint32_t a_dst = a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
-  const unsigned char* w_src[2];
-  bool w_ok[2];
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    const int c = tid + e * kThreads, u = c >> 7, tile = (c >> 5) & 3;
-    w_ok[e] = nt0 + tile < p.ntn;
-    w_src[e] = p.w +
-               (static_cast<std::size_t>(s_begin * kWideTiles + u) * p.ntn + (w_ok[e] ? nt0 + tile : 0)) * kTileBytes +
-               (c & 31) * 16;
-  }
-  const int sz_row = tid < 64 ? tid >> 5 : (tid - 64) >> 3;  // scale or zero row of this thread
-  const bool s_copy = tid < (multi ? 64 : 32) && nt0 + ((tid & 31) >> 3) < p.ntn;
-  const bool z_copy = ZP && tid >= 64 && tid < (multi ? 80 : 72) && nt0 + (((tid - 64) & 7) >> 1) < p.ntn;
+  const int w_tile = (tid >> 5) & 3;
+  const bool w_ok = nt0 + w_tile < p.ntn;
+  const unsigned char* w_src = p.w + (static_cast<std::size_t>(s_begin) * kWideTiles + (tid >> 7)) * tile_stride +
+                               static_cast<std::size_t>(w_ok ? nt0 + w_tile : 0) * kTileBytes + lane * 16;
+  const bool s_thread = tid < 128;
+  const int sz_row = s_thread ? tid >> 5 : (tid - 128) >> 3;  // scale or zero row of this thread
+  const bool s_copy = s_thread && sz_row < n_rows && nt0 + ((tid & 31) >> 3) < p.ntn;
+  const bool z_copy = ZP && !s_thread && sz_row < n_rows && nt0 + (((tid - 128) & 7) >> 1) < p.ntn;
   const unsigned char* s_src = p.s + (static_cast<std::size_t>(nt0) * kTileN + (tid & 31) * 8) * 2;
   const unsigned char* z_src =
-      ZP ? reinterpret_cast<const unsigned char*>(p.z) + static_cast<std::size_t>(nt0) * 32 + ((tid - 64) & 7) * 16
+      ZP ? reinterpret_cast<const unsigned char*>(p.z) + static_cast<std::size_t>(nt0) * 32 + ((tid - 128) & 7) * 16
          : nullptr;
   const std::uint32_t sz_dst =
-      tid < 64 ? kOffS + sz_row * (kWideN * 2) + (tid & 31) * 16 : kOffZ + sz_row * 128 + ((tid - 64) & 7) * 16;
-  int k_row = s_begin * kWideTiles * kTileK + 32 * sz_row;  // k of this thread's scale or zero row
+      s_thread ? kOffS + sz_row * (kWideN * 2) + (tid & 31) * 16 : kOffZ + sz_row * 128 + ((tid - 128) & 7) * 16;
+  int k_row = s_begin * kWideK + row_k * (sz_row < n_rows ? sz_row : 0);  // k of this thread's scale / zero row
 
   std::uint32_t load_slot = smem0;
   auto load = [&]() {
 #pragma unroll
     for (int e = 0; e < kAChunks; ++e) {
-      sm80::cp_async16(load_slot + a_dst[e], a_src[e], a_ok[e]);
-      a_src[e] += kWideTiles * kTileK;
+      const bool ok = 16 * e + a_row < rows_left;
+      sm80::cp_async16(load_slot + a_dst + e * 16 * kRowBytes, ok ? a_src + e * a_step : a_src, ok);
     }
+    a_src += kWideK;
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      cp_async16_if(w_ok[e], load_slot + kOffW + (tid + e * kThreads) * 16, w_src[e]);
-      w_src[e] += kWideTiles * tile_stride;
-    }
+    for (int e = 0; e < kWChunks; ++e)
+      cp_async16_if(w_ok, load_slot + kOffW + (tid + e * kThreads) * 16, w_src + 2 * e * tile_stride);
+    w_src += kWideTiles * tile_stride;
     const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
     cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
     if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
-    k_row += kWideTiles * kTileK;
-    load_slot = load_slot + kStage == smem0 + kWideStages * kStage ? smem0 : load_slot + kStage;
+    k_row += kWideK;
+    load_slot = load_slot + kStage == smem0 + kStages * kStage ? smem0 : load_slot + kStage;
   };
 
   float acc[2][SETS][4];
@@ -738,19 +768,16 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
       for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
 
 #pragma unroll
-  for (int s = 0; s < kWideStages - 1; ++s) {
+  for (int s = 0; s < kStages - 1; ++s) {
     if (s < n_stages) load();
     cp_commit();
   }
 
   // ldmatrix.x4 of two token sets of one k-tile: lanes 0-7 tokens 0-7 k 0-7, 8-15 the same tokens
-  // k 8-15, 16-31 tokens 8-15; the offsets of the four k-tiles (the XOR swizzle depends on the lane).
-  std::uint32_t b_off[kWideTiles];
-#pragma unroll
-  for (int u = 0; u < kWideTiles; ++u) {
-    const int r = (lane & 7) + ((lane >> 4) << 3), ch = 2 * u + ((lane >> 3) & 1);
-    b_off[u] = r * 128 + ((ch ^ (r & 7)) << 4);
-  }
+  // k 8-15, 16-31 tokens 8-15. Piece 2 u + (lane / 8) % 2 of row r sits at piece (2 u + ...) ^ (r % 8),
+  // so k-tile u's offset is the k-tile 0 one XOR 32 u.
+  const int b_row = (lane & 7) + ((lane >> 4) << 3);
+  const std::uint32_t b_off = b_row * kRowBytes + ((((lane >> 3) & 1) ^ (b_row & 7)) << 4);
   const std::uint32_t w_off = kOffW + wt * kTileBytes + lane * 16 + half * 8;
   const std::uint32_t s_off = kOffS + wt * 128 + g * 16 + half * 8;
   const std::uint32_t z_off = kOffZ + wt * 32 + g * 4;
@@ -758,16 +785,16 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
 
   std::uint32_t st = smem0;  // the slot computed on
   for (int it = 0; it < n_stages; ++it) {
-    cp_wait<kWideStages - 2>();
+    cp_wait<kStages - 2>();
     __syncthreads();
-    if (it + kWideStages - 1 < n_stages) load();
+    if (it + kStages - 1 < n_stages) load();
     cp_commit();
     if (nt_ok) {
       std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
 #pragma unroll
       for (int u = 0; u < kWideTiles; ++u) {
-        if (u == 0 || (u == 2 && multi)) {  // the scales and zeros of this k-tile's group row
-          const std::uint32_t row = u == 0 ? 0 : 1;
+        if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
+          const std::uint32_t row = u >> row_shift;
           std::uint32_t s0, s1;
           asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(s0), "=r"(s1) : "r"(st + s_off + row * kWideN * 2));
           s_lo[0] = __byte_perm(s0, 0, 0x1010);
@@ -807,12 +834,13 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
           af[f][1] = mul2<T>(af[f][1], s_hi[f]);
           af[f][3] = mul2<T>(af[f][3], s_hi[f]);
         }
+        const std::uint32_t b_u = st + (b_off ^ (32u * u));
 #pragma unroll
         for (int pr = 0; pr < SETS / 2; ++pr) {
           std::uint32_t b[4];
           asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                        : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                       : "r"(st + b_off[u] + pr * 16 * 128));
+                       : "r"(b_u + pr * 16 * kRowBytes));
 #pragma unroll
           for (int f = 0; f < 2; ++f) {
             mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
@@ -821,7 +849,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
         }
       }
     }
-    st = st + kStage == smem0 + kWideStages * kStage ? smem0 : st + kStage;
+    st = st + kStage == smem0 + kStages * kStage ? smem0 : st + kStage;
   }
 
   // The tile through shared memory (the stages are done with), then D or the split-k workspace:
@@ -840,7 +868,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
               acc[f][h][c];
   }
   __syncthreads();
-  store_tile<T, kWideN, kWideRed>(p, red, &s_last, kRows, m_block, n_block);
+  store_tile<T, kWideN, kWideRed, 4>(p, red, &s_last, kRows, m_block, n_block);
 }
 
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
@@ -963,10 +991,10 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
   }
 }
 
-// Units of k one split can take: the staged kernel's 128-deep stages or the streaming and wide
-// kernels' 64-deep ones.
+// Units of k one split can take: the staged and wide kernels' 128-deep stages or the streaming
+// kernel's 64-deep ones.
 int k_units(const Arguments& a, int tile_m) {
-  if (tile_m != 16 && a.staged) return static_cast<int>(a.k / kBlockK);
+  if (tile_m != 16) return static_cast<int>(a.k / kBlockK);  // staged and wide: 128-deep stages
   return static_cast<int>(a.k / (kStreamTiles * kTileK));
 }
 
@@ -1021,7 +1049,7 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
     // forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than
     // filling two per SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
     const long long slots = static_cast<long long>(sms_) * (tile_m_ == 16 ? 1 : ctas_per_sm_);
-    const int per_split = tile_m_ == 16 ? kWarpsK : 2;
+    const int per_split = tile_m_ == 16 ? kWarpsK : wide(a, tile_m_) ? 4 : 2;
     splits_ = static_cast<int>(
         std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));
   }
@@ -1069,7 +1097,7 @@ std::string MmaGemm::describe() const {
   }
   if (wide(args_, tile_m_)) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 wide tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kWideN,
-                  kWideTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_, kWideStages);
+                  kWideK, splits_, ctas, sms_, ctas_per_sm_, tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();
