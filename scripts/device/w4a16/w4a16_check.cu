@@ -6,7 +6,7 @@
 //   sanitize   a few small cases only (for compute-sanitizer)
 //   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
 //              L2 cold (rotating copies), 3 rounds in alternating order, medians
-//              (time-small: m <= 16 only; time-mid: m = 32-64, the wide kernel beside the staged
+//              (time-small: m <= 16 only; time-mid: m = 32-256, the wide kernel beside the staged
 //              one; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
@@ -411,11 +411,12 @@ void run_validation(bool small_only) {
     for (bool bf16 : {false, true})
       for (bool staged : {false, true})
         if (tm != 16 || !staged) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm, staged);
-  // the wide kernel: 256-column CTAs with 1-3 of their 4 tiles past n, groups of 32 (two scale
-  // rows a stage), uneven split ranges, every token row present
+  // the wide kernel: 256-column CTAs with 1-3 of their 4 tiles past n, groups of 32 (four scale
+  // rows a stage), uneven split ranges, every token row present, stream-K ranges across tiles
   for (std::int64_t n : {64, 320, 448})
     for (bool bf16 : {false, true}) validate_case(64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, false, ++seed);
   for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed);
+  for (std::int64_t m : {64, 130}) validate_case(m, 704, 1280, 128, m > 64, false, 0, false, ++seed);
   for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed);
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
   // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
@@ -991,7 +992,7 @@ int main(int argc, char** argv) {
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
       // time-small: m <= 16 only; time-mid: m = 32-64 only; time-large: m = 1024 and 4096 only
       const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16}
-                                           : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64}
+                                           : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64, 128, 256}
                                            : mode == "time-large"
                                                ? std::vector<std::int64_t>{1024, 4096}
                                                : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};

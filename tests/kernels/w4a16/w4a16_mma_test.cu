@@ -172,7 +172,8 @@ TEST(W4a16Mma, EveryTileHeightAndSplitGivesTheSameAnswer) {
 }
 
 // The wide kernel's edges: 256-column CTAs with one to three of their four weight tiles past n,
-// groups of 32 (two scale and zero rows a stage), every token row of a 64-row tile present.
+// groups of 32 (four scale and zero rows a stage), every token row of a 64-row tile present, and
+// a stream-K grid whose CTAs end inside tiles and span two (3 tiles x 10 stages on 7 CTAs).
 TEST(W4a16Mma, WideKernelEdges) {
   REQUIRE_SM80();
   for (std::int64_t n : {64, 320, 448})
@@ -181,6 +182,11 @@ TEST(W4a16Mma, WideKernelEdges) {
       const double err = run_problem({64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, 64}, &tol);
       EXPECT_LE(err, tol) << "n=" << n << (bf16 ? " bf16" : " fp16");
     }
+  for (bool zp : {false, true}) {
+    double tol = 0;
+    const double err = run_problem({64, 704, 1280, zp ? 64 : 128, false, zp}, &tol);
+    EXPECT_LE(err, tol) << "stream-K ranges across tiles" << (zp ? " uint4" : " int4");
+  }
 }
 
 TEST(W4a16Mma, DequantizedTransposeIsBitExact) {
