@@ -1,8 +1,8 @@
 // w4a16/mma_sm80 on the cuda backend: the kernel of w4a16_mma.cu (path fused), or the
 // dequantise path (dequantize_transposed into a dense n x k W^T of the activation type, then a
 // cuBLASLt GEMM with trans_b = t, tuned like gemm/cublaslt), chosen by the tuning axis
-// w4a16_path (auto: fused up to m = 64, where the device measurements of docs/int4-gemm.md put
-// the crossing between m = 64 and 256). Operands and validation: cuda_w4a16_operands.h.
+// w4a16_path (auto: fused up to m = 128, where the device measurements of docs/int4-gemm.md put
+// the crossing between m = 128 and 256). Operands and validation: cuda_w4a16_operands.h.
 #include <memory>
 #include <vector>
 
@@ -20,7 +20,7 @@ namespace genbench {
 
 namespace {
 
-constexpr std::int64_t kFusedUpToM = 64;
+constexpr std::int64_t kFusedUpToM = 128;
 
 bool use_fused(const W4a16Shape& s, const std::string& path) {
   return path == "fused" || (path == "auto" && s.m <= kFusedUpToM);

@@ -14,7 +14,7 @@ GENBENCH_REGISTER_IMPLEMENTATION(
         "tokens; or dequantise to a dense W^T then cuBLASLt",
         {tuning_axis(
             "w4a16_path", {"fused", "dequant"},
-            "mma_sm80: fused (the kernel) or dequant (dense W^T, then a cuBLASLt GEMM); auto: fused up to m = 64")},
+            "mma_sm80: fused (the kernel) or dequant (dense W^T, then a cuBLASLt GEMM); auto: fused up to m = 128")},
         GENBENCH_CUDA_MISSING}),
     GENBENCH_CUDA_FACTORY(make_w4a16_mma_sm80))
 

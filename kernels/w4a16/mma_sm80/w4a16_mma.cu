@@ -1020,6 +1020,21 @@ long long n_blocks(const Arguments& a, int tile_m) {
   return wide(a, tile_m) ? (ntn + 3) / 4 : (ntn + 1) / 2;
 }
 
+// The wide kernel's grid. Forced split-k: split_k CTAs a tile. Else split-k as the other kernels
+// (the largest split whose CTAs fit the card's slots, CTAs an SM x SMs, each at least 4 stages,
+// 512 k), unless that leaves more than a tenth of the slots empty and there are stages enough
+// for one CTA a slot: then stream-K, one CTA a slot, ranges across tiles. Measured at m = 64
+// (H200, docs/lab/w4a16.md v5): stream-K 4-7% faster at 28672 x 8192 (112 tiles: split 2 fills
+// 85% of the slots), equal at 14336 x 4096, and 5-19% slower than split-k where split-k fills the
+// slots (its CTAs end inside tiles: two pipeline fills and two partial stores); splits chosen for
+// an even count of CTAs an SM (7 at 28672 x 8192) were slower than either.
+long long wide_grid(const Arguments& a, long long tiles, int sms, int ctas_per_sm) {
+  const long long slots = static_cast<long long>(sms) * ctas_per_sm, units = tiles * (a.k / kBlockK);
+  if (a.split_k > 0) return tiles * a.split_k;
+  const long long g = tiles * std::max(1LL, std::min(slots / tiles, a.k / kBlockK / 4));
+  return 10 * g < 9 * slots && units / 4 >= slots ? slots : g;
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
@@ -1054,17 +1069,9 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   const int units = k_units(a, tile_m_);
   const long long tiles = n_blocks(a, tile_m_) * ((a.m + tile_m_ - 1) / tile_m_);
   if (wide(a, tile_m_)) {
-    // Stream-K: the grid's CTAs share tiles x stages units evenly; forced split-k gives each tile
-    // split_k CTAs (so ranges stay within tiles), else one CTA for each slot of the card, with at
-    // least 4 stages (512 k) each.
-    const long long units = tiles * (a.k / kBlockK);
-    const long long ctas =
-        a.split_k > 0 ? tiles * a.split_k
-                      : std::min<long long>(static_cast<long long>(sms_) * ctas_per_sm_, std::max(1LL, units / 4));
-    if (ctas > INT32_MAX) throw std::invalid_argument("w4a16 mma: grid beyond 2^31 CTAs");
-    grid_ = static_cast<int>(ctas);
-    splits_ = static_cast<int>((ctas + tiles - 1) / tiles);
-    shared_tiles_ = ctas != tiles;
+    grid_ = static_cast<int>(wide_grid(a, tiles, sms_, ctas_per_sm_));
+    splits_ = static_cast<int>((grid_ + tiles - 1) / tiles);
+    shared_tiles_ = grid_ != tiles;
   } else if (a.split_k > 0) {
     splits_ = a.split_k;
   } else {
