@@ -1031,7 +1031,7 @@ long long n_blocks(const Arguments& a, int tile_m) {
 long long wide_grid(const Arguments& a, long long tiles, int sms, int ctas_per_sm) {
   const long long slots = static_cast<long long>(sms) * ctas_per_sm, units = tiles * (a.k / kBlockK);
   if (a.split_k > 0) return tiles * a.split_k;
-  const long long g = tiles * std::max(1LL, std::min(slots / tiles, a.k / kBlockK / 4));
+  const long long g = tiles * std::max(1LL, std::min<long long>(slots / tiles, a.k / kBlockK / 4));
   return 10 * g < 9 * slots && units / 4 >= slots ? slots : g;
 }
 
