@@ -157,12 +157,12 @@ __device__ __forceinline__ void add4(float* x, float a, float b, float c, float 
 #endif
 }
 
-// D, or where `parts` CTAs share the tile the fp32 workspace, from the CTA's reduced tile
-// red[rows][RS] of BN columns, V (2 or 4) neighbouring columns a step (the last CTA of a tile,
-// found with a counter, writes D from the workspace and zeroes it for the next launch).
+// D, or with split-k the fp32 workspace, from the CTA's reduced tile red[rows][RS] of BN columns,
+// V (2 or 4) neighbouring columns a step (the last CTA of a tile, found with a counter, writes D
+// from the workspace and zeroes it for the next launch).
 template <typename T, int BN = kBlockN, int RS = kRedStride, int V = 2>
 __device__ __forceinline__ void store_tile(const Params& p, const float* red, int* s_last, int tile_rows, int m_block,
-                                           int n_block, int parts) {
+                                           int n_block) {
   static_assert(V == 2 || V == 4, "two or four columns a step");
   const int tid = threadIdx.x;
   const int m0 = m_block * tile_rows;
@@ -171,7 +171,7 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
   auto store = [&](int r, int col, float v0, float v1) {
     store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
   };
-  if (parts == 1) {
+  if (p.splits == 1) {
     for (int i = tid; i < rows * (BN / V); i += kThreads) {
       const int r = i / (BN / V), c = (i % (BN / V)) * V, col = n_block * BN + c;
       if (col < p.n) {
@@ -196,7 +196,7 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
   __threadfence();
   __syncthreads();
   const int tile = m_block * p.nb + n_block;
-  if (tid == 0) *s_last = atomicAdd(&p.counters[tile], 1) == parts - 1;
+  if (tid == 0) *s_last = atomicAdd(&p.counters[tile], 1) == p.splits - 1;
   __syncthreads();
   if (!*s_last) return;
   __threadfence();
@@ -242,7 +242,7 @@ __device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[
     }
     __syncthreads();
   }
-  store_tile<T>(p, red, s_last, MT * 16, m_block, n_block, p.splits);
+  store_tile<T>(p, red, s_last, MT * 16, m_block, n_block);
 }
 
 template <typename T, int MT, bool ZP>
@@ -641,12 +641,12 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
     }
     __syncthreads();
   }
-  store_tile<T>(p, red, &s_last, 16, m_block, n_block, p.splits);
+  store_tile<T>(p, red, &s_last, 16, m_block, n_block);
 }
 
 // 17 tokens and more: the wide kernel. A CTA of 8 warps owns 256 columns (4 weight tiles, two
-// warps of 32 columns each per tile) and 32 or 64 token rows, over a k range (stream-K, below),
-// in CTA-wide cp.async stages of 128 k (8 k-tiles). Every warp covers the stage's whole depth for its own
+// warps of 32 columns each per tile) and 32 or 64 token rows, over a k range (split-k), in
+// CTA-wide cp.async stages of 128 k (8 k-tiles). Every warp covers the stage's whole depth for its own
 // columns, so the k loop has no reduction between warps, and the stage's activations (as many
 // bytes as its weights at 64 tokens) are read once for all 8 warps.
 //
@@ -696,193 +696,179 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   __shared__ int s_last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  // Stream-K: the (tile, stage) units, tile by tile (m tile fastest, so the CTAs that read the
-  // same weights run together), split evenly among the p.splits CTAs of the grid; a CTA takes its
-  // range a tile's piece (segment) at a time.
+  const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
+            split = blockIdx.x / (p.m_tiles * p.nb);
   const int stages = p.k / kWideK;
-  const long long units = static_cast<long long>(p.m_tiles) * p.nb * stages;
-  const long long u_end = (blockIdx.x + 1LL) * units / p.splits;
-  auto cta_of = [&](long long x) { return static_cast<int>(((x + 1) * p.splits - 1) / units); };  // x's CTA
-  for (long long u = blockIdx.x * units / p.splits; u < u_end;) {
-    const int tile = static_cast<int>(u / stages), s_begin = static_cast<int>(u % stages);
-    const int n_stages = static_cast<int>(stages - s_begin < u_end - u ? stages - s_begin : u_end - u);
-    const int m_block = tile % p.m_tiles, n_block = tile / p.m_tiles;
-    const int parts = cta_of((tile + 1LL) * stages - 1) - cta_of(static_cast<long long>(tile) * stages) + 1;
-    const int nt0 = n_block * (kWideN / kTileN);
-    const int wt = warp >> 1, half = warp & 1;  // this warp's tile of the four, and its 32 columns in it
-    const bool nt_ok = nt0 + wt < p.ntn;
-    const int m0 = m_block * kRows;
-    // Scale and zero rows of a stage: groups of 32 -> 4, 64 -> 2, else 1 (each 128 k in one group);
-    // k-tile u takes row u >> row_shift.
-    const int row_k = p.group < kWideK ? p.group : kWideK;
-    const int n_rows = kWideK / row_k;
-    const int row_shift = row_k == 32 ? 1 : row_k == 64 ? 2 : 3;
-    const int shift = p.group_shift;
-    const std::uint32_t smem0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
+  const int n_stages = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits) - s_begin;
+  const int nt0 = n_block * (kWideN / kTileN);
+  const int wt = warp >> 1, half = warp & 1;  // this warp's tile of the four, and its 32 columns in it
+  const bool nt_ok = nt0 + wt < p.ntn;
+  const int m0 = m_block * kRows;
+  // Scale and zero rows of a stage: groups of 32 -> 4, 64 -> 2, else 1 (each 128 k in one group);
+  // k-tile u takes row u >> row_shift.
+  const int row_k = p.group < kWideK ? p.group : kWideK;
+  const int n_rows = kWideK / row_k;
+  const int row_shift = row_k == 32 ? 1 : row_k == 64 ? 2 : 3;
+  const int shift = p.group_shift;
+  const std::uint32_t smem0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
 
-    // This thread's copies of a stage. A: token rows 16 e + tid / 16 (zero-filled past m), piece
-    // tid % 16 of the row; weights: linear in the stage (k-tile, tile, lane), pieces tid + 256 e,
-    // all of one tile (tid / 32 % 4); scales (tid < 32 rows: row tid / 32) or zero words (128 <=
-    // tid < 128 + 8 rows).
-    const int a_row = tid >> 4, a_ch = tid & 15;
-    const int rows_left = p.m - m0;
-    const T* a_src = static_cast<const T*>(p.a) + static_cast<std::size_t>(m0 + (a_row < rows_left ? a_row : 0)) * p.k +
-                     static_cast<std::size_t>(s_begin) * kWideK + a_ch * 8;
-    const std::size_t a_step = static_cast<std::size_t>(16) * p.k;  // 16 token rows
-    const std::uint32_t a_dst = a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
-    const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
-    const int w_tile = (tid >> 5) & 3;
-    const bool w_ok = nt0 + w_tile < p.ntn;
-    const unsigned char* w_src = p.w + (static_cast<std::size_t>(s_begin) * kWideTiles + (tid >> 7)) * tile_stride +
-                                 static_cast<std::size_t>(w_ok ? nt0 + w_tile : 0) * kTileBytes + lane * 16;
-    const bool s_thread = tid < 128;
-    const int sz_row = s_thread ? tid >> 5 : (tid - 128) >> 3;  // scale or zero row of this thread
-    const bool s_copy = s_thread && sz_row < n_rows && nt0 + ((tid & 31) >> 3) < p.ntn;
-    const bool z_copy = ZP && !s_thread && sz_row < n_rows && nt0 + (((tid - 128) & 7) >> 1) < p.ntn;
-    const unsigned char* s_src = p.s + (static_cast<std::size_t>(nt0) * kTileN + (tid & 31) * 8) * 2;
-    const unsigned char* z_src =
-        ZP ? reinterpret_cast<const unsigned char*>(p.z) + static_cast<std::size_t>(nt0) * 32 + ((tid - 128) & 7) * 16
-           : nullptr;
-    const std::uint32_t sz_dst =
-        s_thread ? kOffS + sz_row * (kWideN * 2) + (tid & 31) * 16 : kOffZ + sz_row * 128 + ((tid - 128) & 7) * 16;
-    int k_row = s_begin * kWideK + row_k * (sz_row < n_rows ? sz_row : 0);  // k of this thread's scale / zero row
+  // This thread's copies of a stage. A: token rows 16 e + tid / 16 (zero-filled past m), piece
+  // tid % 16 of the row; weights: linear in the stage (k-tile, tile, lane), pieces tid + 256 e,
+  // all of one tile (tid / 32 % 4); scales (tid < 32 rows: row tid / 32) or zero words (128 <=
+  // tid < 128 + 8 rows).
+  const int a_row = tid >> 4, a_ch = tid & 15;
+  const int rows_left = p.m - m0;
+  const T* a_src = static_cast<const T*>(p.a) + static_cast<std::size_t>(m0 + (a_row < rows_left ? a_row : 0)) * p.k +
+                   static_cast<std::size_t>(s_begin) * kWideK + a_ch * 8;
+  const std::size_t a_step = static_cast<std::size_t>(16) * p.k;  // 16 token rows
+  const std::uint32_t a_dst = a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
+  const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
+  const int w_tile = (tid >> 5) & 3;
+  const bool w_ok = nt0 + w_tile < p.ntn;
+  const unsigned char* w_src = p.w + (static_cast<std::size_t>(s_begin) * kWideTiles + (tid >> 7)) * tile_stride +
+                               static_cast<std::size_t>(w_ok ? nt0 + w_tile : 0) * kTileBytes + lane * 16;
+  const bool s_thread = tid < 128;
+  const int sz_row = s_thread ? tid >> 5 : (tid - 128) >> 3;  // scale or zero row of this thread
+  const bool s_copy = s_thread && sz_row < n_rows && nt0 + ((tid & 31) >> 3) < p.ntn;
+  const bool z_copy = ZP && !s_thread && sz_row < n_rows && nt0 + (((tid - 128) & 7) >> 1) < p.ntn;
+  const unsigned char* s_src = p.s + (static_cast<std::size_t>(nt0) * kTileN + (tid & 31) * 8) * 2;
+  const unsigned char* z_src =
+      ZP ? reinterpret_cast<const unsigned char*>(p.z) + static_cast<std::size_t>(nt0) * 32 + ((tid - 128) & 7) * 16
+         : nullptr;
+  const std::uint32_t sz_dst =
+      s_thread ? kOffS + sz_row * (kWideN * 2) + (tid & 31) * 16 : kOffZ + sz_row * 128 + ((tid - 128) & 7) * 16;
+  int k_row = s_begin * kWideK + row_k * (sz_row < n_rows ? sz_row : 0);  // k of this thread's scale / zero row
 
-    std::uint32_t load_slot = smem0;
-    auto load = [&]() {
+  std::uint32_t load_slot = smem0;
+  auto load = [&]() {
 #pragma unroll
-      for (int e = 0; e < kAChunks; ++e) {
-        const bool ok = 16 * e + a_row < rows_left;
-        sm80::cp_async16(load_slot + a_dst + e * 16 * kRowBytes, ok ? a_src + e * a_step : a_src, ok);
+    for (int e = 0; e < kAChunks; ++e) {
+      const bool ok = 16 * e + a_row < rows_left;
+      sm80::cp_async16(load_slot + a_dst + e * 16 * kRowBytes, ok ? a_src + e * a_step : a_src, ok);
+    }
+    a_src += kWideK;
+#pragma unroll
+    for (int e = 0; e < kWChunks; ++e)
+      cp_async16_if(w_ok, load_slot + kOffW + (tid + e * kThreads) * 16, w_src + 2 * e * tile_stride);
+    w_src += kWideTiles * tile_stride;
+    const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
+    cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
+    if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
+    k_row += kWideK;
+    load_slot = load_slot + kStage == smem0 + kStages * kStage ? smem0 : load_slot + kStage;
+  };
+
+  float acc[2][SETS][4];
+#pragma unroll
+  for (int f = 0; f < 2; ++f)
+#pragma unroll
+    for (int h = 0; h < SETS; ++h)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n_stages) load();
+    cp_commit();
+  }
+
+  // ldmatrix.x4 of two token sets of one k-tile: lanes 0-7 tokens 0-7 k 0-7, 8-15 the same tokens
+  // k 8-15, 16-31 tokens 8-15. Piece 2 u + (lane / 8) % 2 of row r sits at piece (2 u + ...) ^ (r % 8),
+  // so k-tile u's offset is the k-tile 0 one XOR 32 u.
+  const int b_row = (lane & 7) + ((lane >> 4) << 3);
+  const std::uint32_t b_off = b_row * kRowBytes + ((((lane >> 3) & 1) ^ (b_row & 7)) << 4);
+  const std::uint32_t w_off = kOffW + wt * kTileBytes + lane * 16 + half * 8;
+  const std::uint32_t s_off = kOffS + wt * 128 + g * 16 + half * 8;
+  const std::uint32_t z_off = kOffZ + wt * 32 + g * 4;
+  const std::uint32_t kZlo = zero_lo<T>(kSymmetricZero), kZhi = zero_hi<T>(kSymmetricZero);
+
+  std::uint32_t st = smem0;  // the slot computed on
+  for (int it = 0; it < n_stages; ++it) {
+    cp_wait<kStages - 2>();
+    __syncthreads();
+    if (it + kStages - 1 < n_stages) load();
+    cp_commit();
+    if (nt_ok) {
+      std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
+#pragma unroll
+      for (int u = 0; u < kWideTiles; ++u) {
+        if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
+          const std::uint32_t row = u >> row_shift;
+          std::uint32_t s0, s1;
+          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(s0), "=r"(s1) : "r"(st + s_off + row * kWideN * 2));
+          s_lo[0] = __byte_perm(s0, 0, 0x1010);
+          s_hi[0] = __byte_perm(s0, 0, 0x3232);
+          s_lo[1] = __byte_perm(s1, 0, 0x1010);
+          s_hi[1] = __byte_perm(s1, 0, 0x3232);
+#pragma unroll
+          for (int f = 0; f < 2; ++f) {
+            zl[f][0] = kZlo;
+            zh[f][0] = kZhi;
+            zl[f][1] = kZlo;
+            zh[f][1] = kZhi;
+          }
+          if (ZP) {
+            std::uint32_t zw;
+            asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
+#pragma unroll
+            for (int f = 0; f < 2; ++f) {
+              const int w = 2 * half + f;  // code word of the tile: sub-tiles 2w, 2w + 1
+              const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
+              zl[f][0] = zero_lo<T>(z0);
+              zh[f][0] = zero_hi<T>(z0);
+              zl[f][1] = zero_lo<T>(z1);
+              zh[f][1] = zero_hi<T>(z1);
+            }
+          }
+        }
+        std::uint32_t q0, q1;
+        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(q0), "=r"(q1) : "r"(st + w_off + u * 4 * kTileBytes));
+        std::uint32_t af[2][4];
+        codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
+        codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
+#pragma unroll
+        for (int f = 0; f < 2; ++f) {  // rows g (sub-tile 2w): s_lo; rows g + 8 (2w + 1): s_hi
+          af[f][0] = mul2<T>(af[f][0], s_lo[f]);
+          af[f][2] = mul2<T>(af[f][2], s_lo[f]);
+          af[f][1] = mul2<T>(af[f][1], s_hi[f]);
+          af[f][3] = mul2<T>(af[f][3], s_hi[f]);
+        }
+        const std::uint32_t b_u = st + (b_off ^ (32u * u));
+#pragma unroll
+        for (int pr = 0; pr < SETS / 2; ++pr) {
+          std::uint32_t b[4];
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                       : "r"(b_u + pr * 16 * kRowBytes));
+#pragma unroll
+          for (int f = 0; f < 2; ++f) {
+            mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
+            mma16816<T>(acc[f][2 * pr + 1], af[f], b[2], b[3]);
+          }
+        }
       }
-      a_src += kWideK;
-#pragma unroll
-      for (int e = 0; e < kWChunks; ++e)
-        cp_async16_if(w_ok, load_slot + kOffW + (tid + e * kThreads) * 16, w_src + 2 * e * tile_stride);
-      w_src += kWideTiles * tile_stride;
-      const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
-      cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
-      if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
-      k_row += kWideK;
-      load_slot = load_slot + kStage == smem0 + kStages * kStage ? smem0 : load_slot + kStage;
-    };
+    }
+    st = st + kStage == smem0 + kStages * kStage ? smem0 : st + kStage;
+  }
 
-    float acc[2][SETS][4];
+  // The tile through shared memory (the stages are done with), then D or the split-k workspace:
+  // red[token][column], token 8 h + 2 t + c % 2, column 64 wt + 16 w + g (+ 8 for c >= 2).
+  cp_wait<0>();
+  __syncthreads();
+  float* red = reinterpret_cast<float*>(smem);
+  if (nt_ok) {
 #pragma unroll
     for (int f = 0; f < 2; ++f)
 #pragma unroll
       for (int h = 0; h < SETS; ++h)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
-
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (s < n_stages) load();
-      cp_commit();
-    }
-
-    // ldmatrix.x4 of two token sets of one k-tile: lanes 0-7 tokens 0-7 k 0-7, 8-15 the same tokens
-    // k 8-15, 16-31 tokens 8-15. Piece 2 u + (lane / 8) % 2 of row r sits at piece (2 u + ...) ^ (r % 8),
-    // so k-tile u's offset is the k-tile 0 one XOR 32 u.
-    const int b_row = (lane & 7) + ((lane >> 4) << 3);
-    const std::uint32_t b_off = b_row * kRowBytes + ((((lane >> 3) & 1) ^ (b_row & 7)) << 4);
-    const std::uint32_t w_off = kOffW + wt * kTileBytes + lane * 16 + half * 8;
-    const std::uint32_t s_off = kOffS + wt * 128 + g * 16 + half * 8;
-    const std::uint32_t z_off = kOffZ + wt * 32 + g * 4;
-    const std::uint32_t kZlo = zero_lo<T>(kSymmetricZero), kZhi = zero_hi<T>(kSymmetricZero);
-
-    std::uint32_t st = smem0;  // the slot computed on
-    for (int it = 0; it < n_stages; ++it) {
-      cp_wait<kStages - 2>();
-      __syncthreads();
-      if (it + kStages - 1 < n_stages) load();
-      cp_commit();
-      if (nt_ok) {
-        std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
-#pragma unroll
-        for (int u = 0; u < kWideTiles; ++u) {
-          if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
-            const std::uint32_t row = u >> row_shift;
-            std::uint32_t s0, s1;
-            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
-                         : "=r"(s0), "=r"(s1)
-                         : "r"(st + s_off + row * kWideN * 2));
-            s_lo[0] = __byte_perm(s0, 0, 0x1010);
-            s_hi[0] = __byte_perm(s0, 0, 0x3232);
-            s_lo[1] = __byte_perm(s1, 0, 0x1010);
-            s_hi[1] = __byte_perm(s1, 0, 0x3232);
-#pragma unroll
-            for (int f = 0; f < 2; ++f) {
-              zl[f][0] = kZlo;
-              zh[f][0] = kZhi;
-              zl[f][1] = kZlo;
-              zh[f][1] = kZhi;
-            }
-            if (ZP) {
-              std::uint32_t zw;
-              asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
-#pragma unroll
-              for (int f = 0; f < 2; ++f) {
-                const int w = 2 * half + f;  // code word of the tile: sub-tiles 2w, 2w + 1
-                const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
-                zl[f][0] = zero_lo<T>(z0);
-                zh[f][0] = zero_hi<T>(z0);
-                zl[f][1] = zero_lo<T>(z1);
-                zh[f][1] = zero_hi<T>(z1);
-              }
-            }
-          }
-          std::uint32_t q0, q1;
-          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
-                       : "=r"(q0), "=r"(q1)
-                       : "r"(st + w_off + u * 4 * kTileBytes));
-          std::uint32_t af[2][4];
-          codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
-          codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
-#pragma unroll
-          for (int f = 0; f < 2; ++f) {  // rows g (sub-tile 2w): s_lo; rows g + 8 (2w + 1): s_hi
-            af[f][0] = mul2<T>(af[f][0], s_lo[f]);
-            af[f][2] = mul2<T>(af[f][2], s_lo[f]);
-            af[f][1] = mul2<T>(af[f][1], s_hi[f]);
-            af[f][3] = mul2<T>(af[f][3], s_hi[f]);
-          }
-          const std::uint32_t b_u = st + (b_off ^ (32u * u));
-#pragma unroll
-          for (int pr = 0; pr < SETS / 2; ++pr) {
-            std::uint32_t b[4];
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                         : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                         : "r"(b_u + pr * 16 * kRowBytes));
-#pragma unroll
-            for (int f = 0; f < 2; ++f) {
-              mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
-              mma16816<T>(acc[f][2 * pr + 1], af[f], b[2], b[3]);
-            }
-          }
-        }
-      }
-      st = st + kStage == smem0 + kStages * kStage ? smem0 : st + kStage;
-    }
-
-    // The tile through shared memory (the stages are done with), then D or the split-k workspace:
-    // red[token][column], token 8 h + 2 t + c % 2, column 64 wt + 16 w + g (+ 8 for c >= 2).
-    cp_wait<0>();
-    __syncthreads();
-    float* red = reinterpret_cast<float*>(smem);
-    if (nt_ok) {
-#pragma unroll
-      for (int f = 0; f < 2; ++f)
-#pragma unroll
-        for (int h = 0; h < SETS; ++h)
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            red[(8 * h + 2 * t + (c & 1)) * kWideRed + wt * 64 + 16 * (2 * half + f) + g + (c >= 2 ? 8 : 0)] =
-                acc[f][h][c];
-    }
-    __syncthreads();
-    store_tile<T, kWideN, kWideRed, 4>(p, red, &s_last, kRows, m_block, n_block, parts);
-    u += n_stages;
-    __syncthreads();  // the next segment's copies reuse red's shared memory
+        for (int c = 0; c < 4; ++c)
+          red[(8 * h + 2 * t + (c & 1)) * kWideRed + wt * 64 + 16 * (2 * half + f) + g + (c >= 2 ? 8 : 0)] =
+              acc[f][h][c];
   }
+  __syncthreads();
+  store_tile<T, kWideN, kWideRed, 4>(p, red, &s_last, kRows, m_block, n_block);
 }
 
 // W^T (n x k, T) from the tiled codes: one warp per 64 x 64 block (4 tiles along k), through
@@ -1020,21 +1006,6 @@ long long n_blocks(const Arguments& a, int tile_m) {
   return wide(a, tile_m) ? (ntn + 3) / 4 : (ntn + 1) / 2;
 }
 
-// The wide kernel's grid. Forced split-k: split_k CTAs a tile. Else split-k as the other kernels
-// (the largest split whose CTAs fit the card's slots, CTAs an SM x SMs, each at least 4 stages,
-// 512 k), unless that leaves more than a tenth of the slots empty and there are stages enough
-// for one CTA a slot: then stream-K, one CTA a slot, ranges across tiles. Measured at m = 64
-// (H200, docs/lab/w4a16.md v5): stream-K 4-7% faster at 28672 x 8192 (112 tiles: split 2 fills
-// 85% of the slots), equal at 14336 x 4096, and 5-19% slower than split-k where split-k fills the
-// slots (its CTAs end inside tiles: two pipeline fills and two partial stores); splits chosen for
-// an even count of CTAs an SM (7 at 28672 x 8192) were slower than either.
-long long wide_grid(const Arguments& a, long long tiles, int sms, int ctas_per_sm) {
-  const long long slots = static_cast<long long>(sms) * ctas_per_sm, units = tiles * (a.k / kBlockK);
-  if (a.split_k > 0) return tiles * a.split_k;
-  const long long g = tiles * std::max(1LL, std::min<long long>(slots / tiles, a.k / kBlockK / 4));
-  return 10 * g < 9 * slots && units / 4 >= slots ? slots : g;
-}
-
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
@@ -1068,39 +1039,34 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   ctas_per_sm_ = std::max(ctas_per_sm_, 1);
   const int units = k_units(a, tile_m_);
   const long long tiles = n_blocks(a, tile_m_) * ((a.m + tile_m_ - 1) / tile_m_);
-  if (wide(a, tile_m_)) {
-    grid_ = static_cast<int>(wide_grid(a, tiles, sms_, ctas_per_sm_));
-    splits_ = static_cast<int>((grid_ + tiles - 1) / tiles);
-    shared_tiles_ = grid_ != tiles;
-  } else if (a.split_k > 0) {
+  if (a.split_k > 0) {
     splits_ = a.split_k;
   } else {
     // About one full wave of CTAs: split k only while the tiles alone leave SMs idle (the
-    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages per split (staged),
-    // or one stage per k-warp (streaming). The streaming kernel fills one CTA per SM, not
+    // split-k partial sums cost fp32 atomics in L2), with at least 2 stages (staged) or 4 (wide:
+    // 512 k; the split sweeps of docs/lab/w4a16.md v5 had their best there) per split, or one
+    // stage per k-warp (streaming). A stream-K grid for the wide kernel (one CTA a slot, ranges
+    // across tiles) ran 6% faster at 28672 x 8192, m = 64, where these splits leave 15% of the
+    // slots empty, and its loop 3.5-9% slower on the other five layer shapes (same call): not kept. The streaming kernel fills one CTA per SM, not
     // ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the fastest
     // forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than
     // filling two per SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
     const long long slots = static_cast<long long>(sms_) * (tile_m_ == 16 ? 1 : ctas_per_sm_);
-    const int per_split = tile_m_ == 16 ? kWarpsK : 2;
+    const int per_split = tile_m_ == 16 ? kWarpsK : wide(a, tile_m_) ? 4 : 2;
     splits_ = static_cast<int>(
         std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));
-  }
-  if (!wide(a, tile_m_)) {
-    grid_ = static_cast<int>(tiles * splits_);
-    shared_tiles_ = splits_ > 1;
   }
 }
 
 std::size_t MmaGemm::workspace_size() const {
-  if (!shared_tiles_) return 0;
+  if (splits_ == 1) return 0;
   const std::size_t tiles = static_cast<std::size_t>(n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_));
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
   return (ws + 255) / 256 * 256 + tiles * sizeof(int);
 }
 
 void MmaGemm::initialize(void* workspace, cudaStream_t stream) {
-  if (!shared_tiles_) return;
+  if (splits_ == 1) return;
   if (!workspace) throw std::invalid_argument("w4a16 mma: split-k needs its workspace");
   ws_ = static_cast<float*>(workspace);
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
@@ -1110,20 +1076,21 @@ void MmaGemm::initialize(void* workspace, cudaStream_t stream) {
 
 void MmaGemm::run(cudaStream_t stream) const {
   Params p = params_of(args_);
-  p.splits = wide(args_, tile_m_) ? grid_ : splits_;  // the wide kernel: CTAs of the stream-K grid
+  p.splits = splits_;
   p.m_tiles = static_cast<int>((args_.m + tile_m_ - 1) / tile_m_);
   p.nb = static_cast<int>(n_blocks(args_, tile_m_));
   p.ws = ws_;
   p.counters = counters_;
-  if (shared_tiles_ && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
+  if (splits_ > 1 && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
   int smem = 0;
   const KernelFn fn = pick(args_, tile_m_, &smem);
-  fn<<<static_cast<unsigned>(grid_), kThreads, smem, stream>>>(p);
+  const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
+  fn<<<grid, kThreads, smem, stream>>>(p);
   check_launch(tile_m_ == 16 ? "w4a16_stream_kernel" : wide(args_, tile_m_) ? "w4a16_wide_kernel" : "w4a16_mma_kernel");
 }
 
 std::string MmaGemm::describe() const {
-  const long long ctas = grid_;
+  const long long ctas = n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
   char buf[160];
   if (tile_m_ == 16) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
@@ -1132,10 +1099,8 @@ std::string MmaGemm::describe() const {
     return buf;
   }
   if (wide(args_, tile_m_)) {
-    const long long tiles = n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_);
-    std::snprintf(buf, sizeof(buf), "mma_sm80 wide tile=%dx%dx%d streamk units=%lld ctas=%lld/%dx%d stages=%d", tile_m_,
-                  kWideN, kWideK, tiles * (args_.k / kBlockK), ctas, sms_, ctas_per_sm_,
-                  tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
+    std::snprintf(buf, sizeof(buf), "mma_sm80 wide tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kWideN,
+                  kWideK, splits_, ctas, sms_, ctas_per_sm_, tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();

@@ -4,23 +4,22 @@
 // w4a16_layout.h (tiled codes, permuted scales, packed zeros).
 //
 //   MmaGemm::can_implement(args)   "" or why not (shape, group, alignment)
-//   MmaGemm plan(args, device)     tile height, kernel and split-k / grid chosen for this device
-//   plan.workspace_size()          fp32 accumulators + per-tile counters (0 if no tile is shared)
+//   MmaGemm plan(args, device)     tile height, kernel and split-k chosen for this device
+//   plan.workspace_size()          fp32 split-k accumulators + per-tile counters (0 if no split)
 //   plan.initialize(ws, stream)    zeroes the workspace once; the kernel leaves it zeroed
 //   plan.run(stream)               one launch
 //
-// Three kernels, all ending alike (a CTA's tile meets in shared memory; where more than one CTA
-// sums a tile each adds its part to an fp32 workspace and the last of them, found by a counter,
-// writes D and zeroes the workspace, so one launch does the whole GEMM):
+// Three kernels, all ending alike (a CTA's tile meets in shared memory; with split-k > 1 each CTA
+// adds its tile to an fp32 workspace and the last CTA of a tile, found by a counter, writes D and
+// zeroes the workspace, so one launch does the whole GEMM):
 //   16-row tiles (m <= 16)  the streaming kernel: each warp fills its own shared-memory ring
 //     with cp.async (its lanes' weight bytes, A rows, scale rows, zero words), the weights are
 //     the mma's A operand (D^T = W^T A^T), exact q - z into the tensor cores, fp32 scales once
-//     per group row; split-k;
+//     per group row;
 //   32- and 64-row tiles    the wide kernel: 256-column CTAs, CTA-wide cp.async stages of 128 k
 //     (A in XOR-swizzled rows for ldmatrix as the B operand, weight tiles as the A operand,
-//     (q - z) * s), a stream-K grid of one CTA per slot of the card;
-//     with Arguments::staged, the staged kernel (kept for comparison): 128-column CTAs, 4 warps
-//     along k, weights as the B operand, split-k.
+//     (q - z) * s); with Arguments::staged, the staged kernel (kept for comparison): 128-column
+//     CTAs, 4 warps along k, weights as the B operand.
 // docs/int4-gemm.md describes them.
 #include <cuda_runtime.h>
 
@@ -52,14 +51,13 @@ class MmaGemm {
   std::size_t workspace_size() const;
   void initialize(void* workspace, cudaStream_t stream);
   void run(cudaStream_t stream) const;
-  int splits() const { return splits_; }  // k pieces a tile (the wide kernel's stream-K: rounded up)
+  int splits() const { return splits_; }
   int tile_m() const { return tile_m_; }
   std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:
   Arguments args_;
-  int tile_m_ = 16, splits_ = 1, grid_ = 1, ctas_per_sm_ = 0, sms_ = 0;
-  bool shared_tiles_ = false;  // some tile summed by more than one CTA: the workspace is used
+  int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0;
   float* ws_ = nullptr;
   int* counters_ = nullptr;
 };

@@ -412,7 +412,7 @@ void run_validation(bool small_only) {
       for (bool staged : {false, true})
         if (tm != 16 || !staged) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm, staged);
   // the wide kernel: 256-column CTAs with 1-3 of their 4 tiles past n, groups of 32 (four scale
-  // rows a stage), uneven split ranges, every token row present, stream-K ranges across tiles
+  // rows a stage), uneven split ranges, every token row present, more than one 64-row tile
   for (std::int64_t n : {64, 320, 448})
     for (bool bf16 : {false, true}) validate_case(64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, false, ++seed);
   for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed);

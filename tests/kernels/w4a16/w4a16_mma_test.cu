@@ -173,7 +173,7 @@ TEST(W4a16Mma, EveryTileHeightAndSplitGivesTheSameAnswer) {
 
 // The wide kernel's edges: 256-column CTAs with one to three of their four weight tiles past n,
 // groups of 32 (four scale and zero rows a stage), every token row of a 64-row tile present, and
-// a stream-K grid whose CTAs end inside tiles and span two (3 tiles x 10 stages on 7 CTAs).
+// the automatic split of 3 tiles x 10 stages.
 TEST(W4a16Mma, WideKernelEdges) {
   REQUIRE_SM80();
   for (std::int64_t n : {64, 320, 448})
@@ -185,7 +185,7 @@ TEST(W4a16Mma, WideKernelEdges) {
   for (bool zp : {false, true}) {
     double tol = 0;
     const double err = run_problem({64, 704, 1280, zp ? 64 : 128, false, zp}, &tol);
-    EXPECT_LE(err, tol) << "stream-K ranges across tiles" << (zp ? " uint4" : " int4");
+    EXPECT_LE(err, tol) << "automatic split" << (zp ? " uint4" : " int4");
   }
 }
 
