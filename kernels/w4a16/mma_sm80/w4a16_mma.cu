@@ -1047,10 +1047,10 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
     // 512 k; the split sweeps of docs/lab/w4a16.md v5 had their best there) per split, or one
     // stage per k-warp (streaming). A stream-K grid for the wide kernel (one CTA a slot, ranges
     // across tiles) ran 6% faster at 28672 x 8192, m = 64, where these splits leave 15% of the
-    // slots empty, and its loop 3.5-9% slower on the other five layer shapes (same call): not kept. The streaming kernel fills one CTA per SM, not
-    // ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the fastest
-    // forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than
-    // filling two per SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
+    // slots empty, and its loop 3.5-9% slower on the other five layer shapes (same call): not kept. The streaming
+    // kernel fills one CTA per SM, not ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the
+    // fastest forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than filling two per
+    // SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
     const long long slots = static_cast<long long>(sms_) * (tile_m_ == 16 ? 1 : ctas_per_sm_);
     const int per_split = tile_m_ == 16 ? kWarpsK : wide(a, tile_m_) ? 4 : 2;
     splits_ = static_cast<int>(
