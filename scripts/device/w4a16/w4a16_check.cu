@@ -10,7 +10,7 @@
 //              one; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
-//              (sweep-large: the staged kernel at m = 32 and 64)
+//              (sweep-large: the wide kernel at m = 32 and 64, and 32-row tiles at m = 64)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 // Lines starting with "CSV," are machine-readable.
@@ -866,7 +866,7 @@ void time_dequant() {
 }
 
 // The fused kernel with forced split-k beside the automatic choice: which split fills the card
-// best (medians of 3, L2 cold). large: m = 32 and 64 (the staged kernel), else m <= 16.
+// best (medians of 3, L2 cold). large: m = 32 and 64 (the wide kernel), else m <= 16.
 void sweep_splits(bool large) {
   for (const auto& [n, k] : kLayerShapes) {
     const ColdWeights cw(n, k);
