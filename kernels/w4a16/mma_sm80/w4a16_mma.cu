@@ -448,6 +448,18 @@ __device__ __forceinline__ std::uint32_t zero_hi(std::uint32_t z) {
   return zero_lo<T>(z);
 }
 
+// codes_to_a's zero terms for code word w of a lane from its zero word (nibble j: sub-tile j):
+// sub-tile 2w (lo0, hi0) and 2w + 1 (lo1, hi1).
+template <typename T>
+__device__ __forceinline__ void zero_terms(std::uint32_t zw, int w, std::uint32_t& lo0, std::uint32_t& hi0,
+                                           std::uint32_t& lo1, std::uint32_t& hi1) {
+  const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
+  lo0 = zero_lo<T>(z0);
+  hi0 = zero_hi<T>(z0);
+  lo1 = zero_lo<T>(z1);
+  hi1 = zero_hi<T>(z1);
+}
+
 template <typename T>
 __device__ __forceinline__ float to_float(std::uint16_t bits);
 template <>
@@ -582,13 +594,7 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
         std::uint32_t zl0 = kZlo, zh0 = kZhi, zl1 = kZlo, zh1 = kZhi;
-        if (ZP) {
-          const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
-          zl0 = zero_lo<T>(z0);
-          zh0 = zero_hi<T>(z0);
-          zl1 = zero_lo<T>(z1);
-          zh1 = zero_hi<T>(z1);
-        }
+        if (ZP) zero_terms<T>(zw, w, zl0, zh0, zl1, zh1);
         std::uint32_t af[4];
         codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
 #pragma unroll
@@ -646,9 +652,9 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 
 // 17 tokens and more: the wide kernel. A CTA of 8 warps owns 256 columns (4 weight tiles, two
 // warps of 32 columns each per tile) and 32 or 64 token rows, over a k range (split-k), in
-// CTA-wide cp.async stages of 128 k (8 k-tiles). Every warp covers the stage's whole depth for its own
-// columns, so the k loop has no reduction between warps, and the stage's activations (as many
-// bytes as its weights at 64 tokens) are read once for all 8 warps.
+// CTA-wide cp.async stages of 128 k (8 k-tiles). Every warp covers the stage's whole depth for
+// its own columns, so the k loop has no reduction between warps, and the stage's activations (as
+// many bytes as its weights at 64 tokens) are read once for all 8 warps.
 //
 // Operands are swapped as in the streaming kernel: D^T = W^T A^T, the weights are the mma's A
 // operand (one code word, 16 columns x 16 k, a fragment: no shifts for fp16's high nibbles) and
@@ -812,14 +818,8 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
             std::uint32_t zw;
             asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
 #pragma unroll
-            for (int f = 0; f < 2; ++f) {
-              const int w = 2 * half + f;  // code word of the tile: sub-tiles 2w, 2w + 1
-              const std::uint32_t z0 = (zw >> (8 * w)) & 0xFu, z1 = (zw >> (8 * w + 4)) & 0xFu;
-              zl[f][0] = zero_lo<T>(z0);
-              zh[f][0] = zero_hi<T>(z0);
-              zl[f][1] = zero_lo<T>(z1);
-              zh[f][1] = zero_hi<T>(z1);
-            }
+            for (int f = 0; f < 2; ++f)  // code word 2 half + f of the tile
+              zero_terms<T>(zw, 2 * half + f, zl[f][0], zh[f][0], zl[f][1], zh[f][1]);
           }
         }
         std::uint32_t q0, q1;

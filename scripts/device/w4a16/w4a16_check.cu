@@ -525,26 +525,26 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       }
       auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
       // The staged kernel at the same tile height (32 or 64 rows), beside the wide one.
-      const bool with_t32 = m >= 32 && m <= 64;
-      std::vector<std::unique_ptr<MmaGemm>> plans32;
-      if (with_t32)
+      const bool with_staged = m >= 32 && m <= 64;
+      std::vector<std::unique_ptr<MmaGemm>> plans_staged;
+      if (with_staged)
         for (std::size_t c = 0; c < c4; ++c) {
           Arguments ac = args;
           ac.w = w4[c];
           ac.scales = s4[c];
           ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
           ac.staged = true;
-          plans32.push_back(std::make_unique<MmaGemm>(ac, 0));
-          if (plans32.back()->workspace_size() > ws_bytes) {
+          plans_staged.push_back(std::make_unique<MmaGemm>(ac, 0));
+          if (plans_staged.back()->workspace_size() > ws_bytes) {
             if (ws) cudaFree(ws);
-            ws_bytes = plans32.back()->workspace_size();
+            ws_bytes = plans_staged.back()->workspace_size();
             CK(cudaMalloc(&ws, ws_bytes));
             for (auto& pl : plans) pl->initialize(ws, g_stream);
-            for (auto& pl : plans32) pl->initialize(ws, g_stream);
+            for (auto& pl : plans_staged) pl->initialize(ws, g_stream);
           }
-          plans32.back()->initialize(ws, g_stream);
+          plans_staged.back()->initialize(ws, g_stream);
         }
-      auto fused32 = [&](int i) { plans32[i % c4]->run(g_stream); };
+      auto staged = [&](int i) { plans_staged[i % c4]->run(g_stream); };
       // Validate the fused path on this shape (copy 0).
       CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
       plans[0]->run(g_stream);
@@ -565,9 +565,9 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       };
       const bool with_dq = m >= 128;
       if (with_dq) tune(ltdq, 8, deq);
-      if (with_t32) {
+      if (with_staged) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
-        plans32[0]->run(g_stream);
+        plans_staged[0]->run(g_stream);
         validate_sampled(bf16 ? "bf16 fused staged" : "fp16 fused staged", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0],
                          d);
       }
@@ -576,17 +576,17 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         deq(0);
         validate_sampled(bf16 ? "bf16 dequant+Lt" : "fp16 dequant+Lt", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
       }
-      double tf[3], td[3], tq[3], t32[3];
+      double tf[3], td[3], tq[3], ts[3];
       for (int r = 0; r < 3; ++r) {
         if (r % 2 == 0) {
           tf[r] = time_op(fused);
-          t32[r] = with_t32 ? time_op(fused32) : NAN;
+          ts[r] = with_staged ? time_op(staged) : NAN;
           td[r] = time_op(dense);
           tq[r] = with_dq ? time_op(deq) : NAN;
         } else {
           tq[r] = with_dq ? time_op(deq) : NAN;
           td[r] = time_op(dense);
-          t32[r] = with_t32 ? time_op(fused32) : NAN;
+          ts[r] = with_staged ? time_op(staged) : NAN;
           tf[r] = time_op(fused);
         }
       }
@@ -595,7 +595,7 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         std::sort(y, y + 3);
         return y[1];
       };
-      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, f32 = with_t32 ? med(t32) : NAN;
+      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, fs = with_staged ? med(ts) : NAN;
       const double flops = 2.0 * m * n * k;
       const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
       std::printf(
@@ -604,7 +604,7 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
           "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,staged_us=%.2f,%s,lt16 %s\n",
           bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g,
           f * 1e6, q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6,
-          tf[2] * 1e6, f32 * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+          tf[2] * 1e6, fs * 1e6, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
