@@ -2,11 +2,12 @@
 # One device call for the wide W4A16 kernel (m = 17-64; docs/lab/w4a16.md v5). Parts, in the
 # order given (default: check time sanitize ncu):
 #   check     the kernel's GPU tests and the check's validation
-#   time      time-mid: the wide kernel, the staged kernel at the same tile height and fp16
-#             cuBLASLt, L2 cold, 3 rounds alternating, m = 32, 48, 64
+#   time      time-mid: the wide kernel's mma.sync and wgmma forms and fp16 cuBLASLt (and the
+#             dequantise path from m = 128), L2 cold, 3 rounds alternating, m = 32-256
 #   sweep     sweep-large: forced split-k beside the automatic choice at m = 32 and 64
 #   sanitize  compute-sanitizer memcheck of the GPU tests
-#   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt)
+#   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt; the wgmma
+#             form, or SASS_KERNEL=Lb0ELi8ELb0E for the mma.sync one)
 #   ncu       Nsight Compute of m = 64 at 28672 x 8192, with the stall reasons per issue
 # Prebuilt .w4/w4a16_check and .w4/w4a16_gtest used (nvcc, sm_90a; commands in the lab record).
 set -uo pipefail
@@ -34,7 +35,8 @@ for part in $parts; do
       step sanitize 90 sanitize.txt compute-sanitizer --tool memcheck .w4/w4a16_gtest
       grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize.txt" ;;
     sass)
-      cuobjdump --dump-sass "$W" 2>/dev/null | awk '/Function : .*w4a16_wide_kernelI6__halfLb0ELi8E/ {f=1} /Function :/ && !/w4a16_wide_kernelI6__halfLb0ELi8E/ {f=0} f' > "$OUT/sass.txt"
+      kn="w4a16_wide_kernelI6__half${SASS_KERNEL:-Lb0ELi8ELb1E}"
+      cuobjdump --dump-sass "$W" 2>/dev/null | awk -v k="$kn" '/Function :/ {f = index($0, k) > 0} f' > "$OUT/sass.txt"
       grep -oE "^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_.]+" "$OUT/sass.txt" | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -30 | tr '\n' ' '; echo ;;
     ncu)
       step ncu 80 ncu.txt ncu --clock-control none -k regex:w4a16_wide --launch-skip 1 --launch-count 1 --section SpeedOfLight \

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "kernels/common/sm80_ptx.cuh"
+#include "kernels/common/sm90_ptx.cuh"
 #include "kernels/w4a16/common/w4a16_layout.h"
 
 namespace genbench::w4a16 {
@@ -673,15 +674,19 @@ template <int SETS>
 __host__ __device__ constexpr int wide_stages() {
   return SETS == 8 ? 3 : 4;  // two CTAs an SM within 227 KB of shared memory
 }
-template <int SETS>
+// WG (the wgmma form): stages 1024-aligned (the tokens' 128-byte swizzle repeats every 1024 bytes),
+// and 1024 bytes more to align the first.
+template <int SETS, bool WG = false>
 __host__ __device__ constexpr int wide_stage_bytes() {
-  return SETS * 8 * kWideK * 2 + kWideW + kWideS + kWideZ;  // token rows of 128 halves first
+  constexpr int bytes = SETS * 8 * kWideK * 2 + kWideW + kWideS + kWideZ;  // token rows of 128 halves first
+  return WG ? (bytes + 1023) / 1024 * 1024 : bytes;
 }
-template <int SETS>
+template <int SETS, bool WG = false>
 __host__ __device__ constexpr int wide_smem_bytes() {
-  return wide_stages<SETS>() * wide_stage_bytes<SETS>() > SETS * 8 * kWideRed * 4
-             ? wide_stages<SETS>() * wide_stage_bytes<SETS>()
-             : SETS * 8 * kWideRed * 4;
+  return (wide_stages<SETS>() * wide_stage_bytes<SETS, WG>() > SETS * 8 * kWideRed * 4
+              ? wide_stages<SETS>() * wide_stage_bytes<SETS, WG>()
+              : SETS * 8 * kWideRed * 4) +
+         (WG ? 1024 : 0);
 }
 
 template <typename T>
@@ -689,12 +694,58 @@ __device__ __forceinline__ std::uint32_t mul2(std::uint32_t a, std::uint32_t b) 
   return fma2<T>(a, b, 0x80008000u);  // a * b (+ -0: exact)
 }
 
-template <typename T, bool ZP, int SETS>
+// The wide kernel's wgmma steps (sm_90a; empty elsewhere, where that kernel traps first).
+// One k-tile: a warpgroup's two products (its warps' fragments a0 and a1, the tokens at desc),
+// then a wait for the previous k-tile's, whose A registers are then free.
+template <typename T, int N>
+__device__ __forceinline__ void wide_wgmma(float (&d0)[N / 2], float (&d1)[N / 2], const std::uint32_t (&a0)[4],
+                                           const std::uint32_t (&a1)[4], std::uint64_t desc) {
+#if defined(GENBENCH_SM90A_ENABLED)
+  constexpr bool kBF16 = std::is_same_v<T, __nv_bfloat16>;
+  sm90::wgmma_fence();
+  sm90::wgmma_rs<N, kBF16>(d0, a0, desc, 1);
+  sm90::wgmma_rs<N, kBF16>(d1, a1, desc, 1);
+  sm90::wgmma_commit();
+  sm90::wgmma_wait<1>();
+#endif
+}
+// All of the warpgroup's products done (its stage's slot can be refilled, its accumulators read).
+__device__ __forceinline__ void wide_wgmma_drain() {
+#if defined(GENBENCH_SM90A_ENABLED)
+  sm90::wgmma_wait<0>();
+#endif
+}
+// This thread's cp.async writes of the tokens made visible to wgmma (the async proxy).
+__device__ __forceinline__ void wide_fence_proxy() {
+#if defined(GENBENCH_SM90A_ENABLED)
+  sm90::fence_proxy_async_shared();
+#endif
+}
+// The descriptor of a stage's tokens (two 64-k blocks of 128-byte swizzled rows) at `addr`.
+__device__ __forceinline__ std::uint64_t wide_token_desc(std::uint32_t addr) {
+#if defined(GENBENCH_SM90A_ENABLED)
+  return sm90::make_desc_kmajor<128>(addr);
+#else
+  return addr;
+#endif
+}
+
+//   WG    sm_90a: the products on wgmma (register A, m64 x tokens x k16: a warpgroup's two per
+//         k-tile are its 4 warps' 2 fragments each), the tokens in shared memory as two 64-k
+//         blocks of 128-byte rows in the 128-byte swizzle wgmma reads (row r's 16-byte piece c
+//         at c ^ (r % 8)), read through descriptors instead of ldmatrix
+template <typename T, bool ZP, int SETS, bool WG = false>
 __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p) {
+#if !defined(GENBENCH_SM90A_ENABLED)
+  if constexpr (WG) {  // built for sm_90a only; the host never launches it elsewhere
+    __trap();
+    return;
+  }
+#endif
   constexpr int kRows = SETS * 8;
   constexpr int kRowBytes = kWideK * 2;  // 256
   constexpr int kOffW = kRows * kRowBytes, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
-  constexpr int kStage = wide_stage_bytes<SETS>();
+  constexpr int kStage = wide_stage_bytes<SETS, WG>();
   constexpr int kStages = wide_stages<SETS>();
   constexpr int kAChunks = kRows * 16 / kThreads;   // 16-byte pieces of A a thread copies a stage (4 or 2)
   constexpr int kWChunks = kWideW / 16 / kThreads;  // and of weights (4)
@@ -710,6 +761,8 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   const int nt0 = n_block * (kWideN / kTileN);
   const int wt = warp >> 1, half = warp & 1;  // this warp's tile of the four, and its 32 columns in it
   const bool nt_ok = nt0 + wt < p.ntn;
+  // WG: a warpgroup (tiles 2 wg and 2 wg + 1) runs its products together while its first tile is in n
+  const bool run_ok = WG ? nt0 + 2 * (warp >> 2) < p.ntn : nt_ok;
   const int m0 = m_block * kRows;
   // Scale and zero rows of a stage: groups of 32 -> 4, 64 -> 2, else 1 (each 128 k in one group);
   // k-tile u takes row u >> row_shift.
@@ -717,7 +770,8 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   const int n_rows = kWideK / row_k;
   const int row_shift = row_k == 32 ? 1 : row_k == 64 ? 2 : 3;
   const int shift = p.group_shift;
-  const std::uint32_t smem0 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const std::uint32_t smem0 = WG ? (static_cast<std::uint32_t>(__cvta_generic_to_shared(smem)) + 1023u) & ~1023u
+                                 : static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
 
   // This thread's copies of a stage. A: token rows 16 e + tid / 16 (zero-filled past m), piece
   // tid % 16 of the row; weights: linear in the stage (k-tile, tile, lane), pieces tid + 256 e,
@@ -728,7 +782,9 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   const T* a_src = static_cast<const T*>(p.a) + static_cast<std::size_t>(m0 + (a_row < rows_left ? a_row : 0)) * p.k +
                    static_cast<std::size_t>(s_begin) * kWideK + a_ch * 8;
   const std::size_t a_step = static_cast<std::size_t>(16) * p.k;  // 16 token rows
-  const std::uint32_t a_dst = a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
+  const std::uint32_t a_dst = WG ? (a_ch >> 3) * (kRows * 128) + a_row * 128 + (((a_ch & 7) ^ (a_row & 7)) << 4)
+                                 : a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
+  constexpr int kARows16 = WG ? 16 * 128 : 16 * kRowBytes;                       // 16 token rows further
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
   const int w_tile = (tid >> 5) & 3;
   const bool w_ok = nt0 + w_tile < p.ntn;
@@ -751,7 +807,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
 #pragma unroll
     for (int e = 0; e < kAChunks; ++e) {
       const bool ok = 16 * e + a_row < rows_left;
-      sm80::cp_async16(load_slot + a_dst + e * 16 * kRowBytes, ok ? a_src + e * a_step : a_src, ok);
+      sm80::cp_async16(load_slot + a_dst + e * kARows16, ok ? a_src + e * a_step : a_src, ok);
     }
     a_src += kWideK;
 #pragma unroll
@@ -792,11 +848,13 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   std::uint32_t st = smem0;  // the slot computed on
   for (int it = 0; it < n_stages; ++it) {
     cp_wait<kStages - 2>();
+    if constexpr (WG) wide_fence_proxy();
     __syncthreads();
     if (it + kStages - 1 < n_stages) load();
     cp_commit();
-    if (nt_ok) {
+    if (run_ok) {
       std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
+      const std::uint64_t desc = WG ? wide_token_desc(st) : 0;
 #pragma unroll
       for (int u = 0; u < kWideTiles; ++u) {
         if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
@@ -834,6 +892,12 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
           af[f][1] = mul2<T>(af[f][1], s_hi[f]);
           af[f][3] = mul2<T>(af[f][3], s_hi[f]);
         }
+        if constexpr (WG) {  // k-tile u: 64-k block u / 4, 32 bytes a k-tile within its rows
+          wide_wgmma<T, kRows>(reinterpret_cast<float(&)[SETS * 4]>(acc[0]),
+                               reinterpret_cast<float(&)[SETS * 4]>(acc[1]), af[0], af[1],
+                               sm90::desc_advance(desc, (u >> 2) * (kRows * 128) + (u & 3) * 32));
+          continue;
+        }
         const std::uint32_t b_u = st + (b_off ^ (32u * u));
 #pragma unroll
         for (int pr = 0; pr < SETS / 2; ++pr) {
@@ -848,6 +912,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
           }
         }
       }
+      if constexpr (WG) wide_wgmma_drain();
     }
     st = st + kStage == smem0 + kStages * kStage ? smem0 : st + kStage;
   }
@@ -964,18 +1029,24 @@ KernelFn pick_stream(bool zp, bool multi, int* smem) {
   return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
 }
 
-template <int SETS>
+template <int SETS, bool WG>
 KernelFn pick_wide(bool bf16, bool zp, int* smem) {
-  *smem = wide_smem_bytes<SETS>();
-  if (bf16) return zp ? w4a16_wide_kernel<__nv_bfloat16, true, SETS> : w4a16_wide_kernel<__nv_bfloat16, false, SETS>;
-  return zp ? w4a16_wide_kernel<__half, true, SETS> : w4a16_wide_kernel<__half, false, SETS>;
+  *smem = wide_smem_bytes<SETS, WG>();
+  if (bf16)
+    return zp ? w4a16_wide_kernel<__nv_bfloat16, true, SETS, WG> : w4a16_wide_kernel<__nv_bfloat16, false, SETS, WG>;
+  return zp ? w4a16_wide_kernel<__half, true, SETS, WG> : w4a16_wide_kernel<__half, false, SETS, WG>;
 }
 
 // The kernel for a shape and tile height, and its dynamic shared memory. 16-row tiles are the
 // streaming kernel's, 32 and 64 rows the wide kernel's (the staged kernel's where asked).
 KernelFn pick(const Arguments& a, int tile_m, int* smem) {
-  if (tile_m != 16 && !a.staged)
-    return tile_m == 32 ? pick_wide<4>(a.bf16, a.zero_points, smem) : pick_wide<8>(a.bf16, a.zero_points, smem);
+  if (tile_m != 16 && !a.staged) {
+    if (a.wgmma)
+      return tile_m == 32 ? pick_wide<4, true>(a.bf16, a.zero_points, smem)
+                          : pick_wide<8, true>(a.bf16, a.zero_points, smem);
+    return tile_m == 32 ? pick_wide<4, false>(a.bf16, a.zero_points, smem)
+                        : pick_wide<8, false>(a.bf16, a.zero_points, smem);
+  }
   switch (tile_m) {
     case 16: {
       const bool r16 = a.m > 8;  // some 16-row tile has rows 9-16
@@ -1029,6 +1100,14 @@ std::string MmaGemm::can_implement(const Arguments& a) {
 MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (const std::string e = can_implement(a); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
   tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
+  if (a.wgmma && wide(a, tile_m_)) {
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    if (major != 9 || minor != 0)
+      throw std::invalid_argument("w4a16 mma: wgmma needs an sm_90 device (this one is sm_" + std::to_string(major) +
+                                  std::to_string(minor) + ")");
+  }
   int smem = 0;
   const KernelFn fn = pick(a, tile_m_, &smem);
   if (smem > 0 && cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
@@ -1099,8 +1178,9 @@ std::string MmaGemm::describe() const {
     return buf;
   }
   if (wide(args_, tile_m_)) {
-    std::snprintf(buf, sizeof(buf), "mma_sm80 wide tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d", tile_m_, kWideN,
-                  kWideK, splits_, ctas, sms_, ctas_per_sm_, tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
+    std::snprintf(buf, sizeof(buf), "mma_sm80 wide%s tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d",
+                  args_.wgmma ? "-wgmma" : "", tile_m_, kWideN, kWideK, splits_, ctas, sms_, ctas_per_sm_,
+                  tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();

@@ -18,8 +18,9 @@
 //     per group row;
 //   32- and 64-row tiles    the wide kernel: 256-column CTAs, CTA-wide cp.async stages of 128 k
 //     (A in XOR-swizzled rows for ldmatrix as the B operand, weight tiles as the A operand,
-//     (q - z) * s); with Arguments::staged, the staged kernel (kept for comparison): 128-column
-//     CTAs, 4 warps along k, weights as the B operand.
+//     (q - z) * s); with Arguments::wgmma on sm_90, its products on wgmma (register A, the tokens
+//     read from shared memory through descriptors); with Arguments::staged, the staged kernel
+//     (kept for comparison): 128-column CTAs, 4 warps along k, weights as the B operand.
 // docs/int4-gemm.md describes them.
 #include <cuda_runtime.h>
 
@@ -42,6 +43,7 @@ struct Arguments {
   int split_k = 0;                       // 0: chosen from the device's SM count
   int tile_m = 0;                        // rows per CTA: 16, 32, 64; 0: the smallest that holds m (64 beyond)
   bool staged = false;                   // 32- and 64-row tiles on the staged kernel (else the wide one)
+  bool wgmma = false;                    // the wide kernel's products on wgmma (sm_90 devices, sm_90a builds)
 };
 
 class MmaGemm {

@@ -6,8 +6,8 @@
 //   sanitize   a few small cases only (for compute-sanitizer)
 //   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
 //              L2 cold (rotating copies), 3 rounds in alternating order, medians
-//              (time-small: m <= 16 only; time-mid: m = 32-256, the wide kernel beside the staged
-//              one; time-large: m = 1024 and 4096 only)
+//              (time-small: m <= 16 only; time-mid: m = 32-256, the wide kernel's mma.sync and
+//              wgmma forms (sm_90) side by side; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
 //              (sweep-large: the wide kernel at m = 32 and 64, and 32-row tiles at m = 64)
@@ -63,6 +63,7 @@ cublasHandle_t g_blas;
 void* g_ws = nullptr;
 constexpr std::size_t kWsBytes = 32u << 20;
 std::size_t g_l2 = 0;
+bool g_sm90 = false;  // the device runs the wide kernel's wgmma form (compute capability 9.0)
 
 std::uint16_t to_bits(float x, bool bf16) {
   if (bf16) {
@@ -266,7 +267,7 @@ struct Quant {
 };
 
 bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t group, bool bf16, bool zp, int split,
-                   bool dequant_path, std::uint64_t seed, int tile_m = 0, bool staged = false) {
+                   bool dequant_path, std::uint64_t seed, int tile_m = 0, bool staged = false, bool wgmma = false) {
   const std::int64_t g = group == 0 ? k : group, rows = k / g;
   Quant q;
   q.a.resize(m * k);
@@ -321,6 +322,7 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   args.split_k = split;
   args.tile_m = tile_m;
   args.staged = staged;
+  args.wgmma = wgmma;
   std::string variant;
   void* ws = nullptr;
   std::uint16_t* dwt = nullptr;
@@ -411,13 +413,22 @@ void run_validation(bool small_only) {
     for (bool bf16 : {false, true})
       for (bool staged : {false, true})
         if (tm != 16 || !staged) validate_case(37, 192, 512, 64, bf16, true, 0, false, ++seed, tm, staged);
-  // the wide kernel: 256-column CTAs with 1-3 of their 4 tiles past n, groups of 32 (four scale
-  // rows a stage), uneven split ranges, every token row present, more than one 64-row tile
-  for (std::int64_t n : {64, 320, 448})
-    for (bool bf16 : {false, true}) validate_case(64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, false, ++seed);
-  for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed);
-  for (std::int64_t m : {64, 130}) validate_case(m, 704, 1280, 128, m > 64, false, 0, false, ++seed);
-  for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed);
+  // the wide kernel, in both forms on sm_90: 256-column CTAs with 1-3 of their 4 tiles past n,
+  // groups of 32 (four scale rows a stage), uneven split ranges, every token row present, more
+  // than one 64-row tile, each tile height on a ragged m
+  for (bool wg : {false, true}) {
+    if (wg && !g_sm90) continue;
+    for (std::int64_t n : {64, 320, 448})
+      for (bool bf16 : {false, true})
+        validate_case(64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, false, ++seed, 0, false, wg);
+    for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed, 0, false, wg);
+    for (std::int64_t m : {64, 130}) validate_case(m, 704, 1280, 128, m > 64, false, 0, false, ++seed, 0, false, wg);
+    for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed, 0, false, wg);
+    if (wg)
+      for (int tm : {32, 64})
+        for (bool bf16 : {false, true})
+          for (bool zp : {false, true}) validate_case(37, 192, 512, 64, bf16, zp, 0, false, ++seed, tm, false, true);
+  }
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
   // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
   for (std::int64_t m : {8, 9}) validate_case(m, 320, 1024, 32, m == 9, m == 8, 0, false, ++seed);
@@ -524,27 +535,27 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         plans.back()->initialize(ws, g_stream);
       }
       auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
-      // The staged kernel at the same tile height (32 or 64 rows), beside the wide one.
-      const bool with_staged = m >= 32 && m <= 64;
-      std::vector<std::unique_ptr<MmaGemm>> plans_staged;
-      if (with_staged)
+      // The wide kernel's wgmma form (sm_90), beside its mma.sync form.
+      const bool with_wg = m > 16 && g_sm90;
+      std::vector<std::unique_ptr<MmaGemm>> plans_wg;
+      if (with_wg)
         for (std::size_t c = 0; c < c4; ++c) {
           Arguments ac = args;
           ac.w = w4[c];
           ac.scales = s4[c];
           ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
-          ac.staged = true;
-          plans_staged.push_back(std::make_unique<MmaGemm>(ac, 0));
-          if (plans_staged.back()->workspace_size() > ws_bytes) {
+          ac.wgmma = true;
+          plans_wg.push_back(std::make_unique<MmaGemm>(ac, 0));
+          if (plans_wg.back()->workspace_size() > ws_bytes) {
             if (ws) cudaFree(ws);
-            ws_bytes = plans_staged.back()->workspace_size();
+            ws_bytes = plans_wg.back()->workspace_size();
             CK(cudaMalloc(&ws, ws_bytes));
             for (auto& pl : plans) pl->initialize(ws, g_stream);
-            for (auto& pl : plans_staged) pl->initialize(ws, g_stream);
+            for (auto& pl : plans_wg) pl->initialize(ws, g_stream);
           }
-          plans_staged.back()->initialize(ws, g_stream);
+          plans_wg.back()->initialize(ws, g_stream);
         }
-      auto staged = [&](int i) { plans_staged[i % c4]->run(g_stream); };
+      auto wg = [&](int i) { plans_wg[i % c4]->run(g_stream); };
       // Validate the fused path on this shape (copy 0).
       CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
       plans[0]->run(g_stream);
@@ -565,10 +576,10 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
       };
       const bool with_dq = m >= 128;
       if (with_dq) tune(ltdq, 8, deq);
-      if (with_staged) {
+      if (with_wg) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
-        plans_staged[0]->run(g_stream);
-        validate_sampled(bf16 ? "bf16 fused staged" : "fp16 fused staged", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0],
+        plans_wg[0]->run(g_stream);
+        validate_sampled(bf16 ? "bf16 fused wgmma" : "fp16 fused wgmma", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0],
                          d);
       }
       if (with_dq) {
@@ -576,17 +587,17 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         deq(0);
         validate_sampled(bf16 ? "bf16 dequant+Lt" : "fp16 dequant+Lt", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
       }
-      double tf[3], td[3], tq[3], ts[3];
+      double tf[3], td[3], tq[3], tw[3];
       for (int r = 0; r < 3; ++r) {
         if (r % 2 == 0) {
           tf[r] = time_op(fused);
-          ts[r] = with_staged ? time_op(staged) : NAN;
+          tw[r] = with_wg ? time_op(wg) : NAN;
           td[r] = time_op(dense);
           tq[r] = with_dq ? time_op(deq) : NAN;
         } else {
           tq[r] = with_dq ? time_op(deq) : NAN;
           td[r] = time_op(dense);
-          ts[r] = with_staged ? time_op(staged) : NAN;
+          tw[r] = with_wg ? time_op(wg) : NAN;
           tf[r] = time_op(fused);
         }
       }
@@ -595,16 +606,16 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         std::sort(y, y + 3);
         return y[1];
       };
-      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, fs = with_staged ? med(ts) : NAN;
+      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, fw = with_wg ? med(tw) : NAN;
       const double flops = 2.0 * m * n * k;
       const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
       std::printf(
           "CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_"
           "vs_lt16=%.3f,"
-          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,staged_us=%.2f,%s,lt16 %s\n",
+          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,wgmma_us=%.2f,wgmma_vs_lt16=%.3f,%s,lt16 %s\n",
           bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g,
           f * 1e6, q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6,
-          tf[2] * 1e6, fs * 1e6, plan.describe().c_str(), lt16.variant.c_str());
+          tf[2] * 1e6, fw * 1e6, dn / fw, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
@@ -976,6 +987,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   g_l2 = prop.l2CacheSize;
+  g_sm90 = prop.major == 9 && prop.minor == 0;
   std::printf("device %s, %d SMs, L2 %zu MiB, cc %d.%d\n", prop.name, prop.multiProcessorCount, g_l2 >> 20, prop.major,
               prop.minor);
   if (mode == "sanitize") {

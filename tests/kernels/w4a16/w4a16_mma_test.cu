@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/w4a16/common/w4a16_layout.h"
@@ -33,6 +34,13 @@ bool have_sm80() {
 }
 #define REQUIRE_SM80() \
   if (!have_sm80()) GTEST_SKIP() << "no GPU of compute capability 8.0 or newer"
+
+bool have_sm90() {
+  if (!have_sm80()) return false;
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, 0);
+  return p.major == 9 && p.minor == 0;
+}
 
 std::uint16_t bits_of(float x, bool bf16) {
   if (bf16) return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
@@ -62,6 +70,7 @@ struct Problem {
   bool bf16, zp;
   int split = 0, tile_m = 0;
   bool staged = false;
+  bool wgmma = false;
 };
 
 std::uint32_t lcg(std::uint32_t& x) {
@@ -114,6 +123,7 @@ double run_problem(const Problem& pr, double* tol) {
   args.split_k = pr.split;
   args.tile_m = pr.tile_m;
   args.staged = pr.staged;
+  args.wgmma = pr.wgmma;
   EXPECT_EQ(MmaGemm::can_implement(args), "");
   MmaGemm plan(args, 0);
   DeviceBuf ws(plan.workspace_size());
@@ -187,6 +197,41 @@ TEST(W4a16Mma, WideKernelEdges) {
     const double err = run_problem({64, 704, 1280, zp ? 64 : 128, false, zp}, &tol);
     EXPECT_LE(err, tol) << "automatic split" << (zp ? " uint4" : " int4");
   }
+}
+
+// The wide kernel's wgmma form (sm_90 only) on the same edges, both tile heights with ragged m,
+// zero points or not, and forced and automatic splits.
+TEST(W4a16Mma, WideKernelWgmmaEdges) {
+  if (!have_sm90()) GTEST_SKIP() << "no GPU of compute capability 9.0 (the wgmma form is sm_90a's)";
+  for (std::int64_t n : {64, 320, 448})
+    for (bool bf16 : {false, true}) {
+      double tol = 0;
+      Problem pr{64, n, 640, bf16 ? 32 : 128, bf16, !bf16, 3, 64};
+      pr.wgmma = true;
+      const double err = run_problem(pr, &tol);
+      EXPECT_LE(err, tol) << "wgmma n=" << n << (bf16 ? " bf16" : " fp16");
+    }
+  for (int tile : {32, 64})
+    for (bool zp : {false, true})
+      for (int split : {0, 3}) {
+        double tol = 0;
+        Problem pr{37, 704, 1280, zp ? 64 : 128, !zp, zp, split, tile};
+        pr.wgmma = true;
+        const double err = run_problem(pr, &tol);
+        EXPECT_LE(err, tol) << "wgmma tile_m " << tile << (zp ? " uint4" : " int4") << " split " << split;
+      }
+}
+
+// Asking for the wgmma form on a device that is not sm_90 is refused by name.
+TEST(W4a16Mma, WgmmaElsewhereIsRefused) {
+  REQUIRE_SM80();
+  if (have_sm90()) GTEST_SKIP() << "this device runs the wgmma form";
+  Arguments args;
+  args.m = 64;
+  args.n = 128;
+  args.k = 256;
+  args.wgmma = true;
+  EXPECT_THROW(MmaGemm(args, 0), std::invalid_argument);
 }
 
 TEST(W4a16Mma, DequantizedTransposeIsBitExact) {
