@@ -1,8 +1,11 @@
 // w4a16/mma_sm80 on the cuda backend: the kernel of w4a16_mma.cu (path fused), or the
 // dequantise path (dequantize_transposed into a dense n x k W^T of the activation type, then a
 // cuBLASLt GEMM with trans_b = t, tuned like gemm/cublaslt), chosen by the tuning axis
-// w4a16_path (auto: fused up to m = 128, where the device measurements of docs/int4-gemm.md put
-// the crossing between m = 128 and 256). Operands and validation: cuda_w4a16_operands.h.
+// w4a16_path (auto: fused up to m = 128 on mma.sync, 256 on wgmma, where the device measurements
+// of docs/int4-gemm.md put the crossings), and for the wide kernel (17 tokens and more) the tuning
+// axis w4a16_mma: its products on mma.sync (sync) or wgmma (sm_90 GPUs, builds with sm_90a code;
+// auto: wgmma where it runs).
+// Operands and validation: cuda_w4a16_operands.h.
 #include <memory>
 #include <vector>
 
@@ -20,14 +23,21 @@ namespace genbench {
 
 namespace {
 
-constexpr std::int64_t kFusedUpToM = 128;
+// auto on w4a16_path: the fused kernel up to this many tokens (its mma.sync form; its wgmma form)
+constexpr std::int64_t kFusedUpToM = 128, kFusedUpToMWgmma = 256;
 
-bool use_fused(const W4a16Shape& s, const std::string& path) {
-  return path == "fused" || (path == "auto" && s.m <= kFusedUpToM);
+bool use_wgmma(const std::string& mma, int device) {
+  if (mma == "wgmma") return true;
+  return mma == "auto" && w4a16::MmaGemm::wgmma_support(device).empty();
 }
 
-w4a16::Arguments arguments(const W4a16Operands& o, std::size_t c) {
+bool use_fused(const W4a16Shape& s, const std::string& path, bool wgmma) {
+  return path == "fused" || (path == "auto" && s.m <= (wgmma ? kFusedUpToMWgmma : kFusedUpToM));
+}
+
+w4a16::Arguments arguments(const W4a16Operands& o, std::size_t c, bool wgmma) {
   w4a16::Arguments a;
+  a.wgmma = wgmma;
   a.m = o.s.m;
   a.n = o.s.n;
   a.k = o.s.k;
@@ -44,15 +54,16 @@ w4a16::Arguments arguments(const W4a16Operands& o, std::size_t c) {
 
 class W4a16MmaCase final : public Case {
  public:
-  W4a16MmaCase(const W4a16Shape& s, bool fused, Context& ctx)
+  W4a16MmaCase(const W4a16Shape& s, bool fused, bool wgmma, Context& ctx)
       : be_(cuda_backend_of(ctx.backend)),
         stream_(be_.stream()),
         fused_(fused),
+        wgmma_(fused && wgmma),
         ops_(s, ctx, stream_, static_cast<std::size_t>(be_.properties().l2CacheSize)) {
     const int device = be_.device();
     if (fused_) {
       for (std::size_t c = 0; c < ops_.copies; ++c)
-        plans_.push_back(std::make_unique<w4a16::MmaGemm>(arguments(ops_, c), device));
+        plans_.push_back(std::make_unique<w4a16::MmaGemm>(arguments(ops_, c, wgmma_), device));
       if (plans_[0]->workspace_size()) ws_ = ctx.backend.allocate(plans_[0]->workspace_size());
       for (auto& p : plans_) p->initialize(ws_.get(), stream_);  // shared: each launch leaves it zeroed
       variant_ = plans_[0]->describe();
@@ -62,7 +73,7 @@ class W4a16MmaCase final : public Case {
       if (lt_ws_bytes_) lt_ws_ = ctx.backend.allocate(lt_ws_bytes_);
       const GemmShape g{s.m, s.n, s.k, 1, false, true, s.dtype, false, false};
       lt_ = std::make_unique<LtGemm>(g, lt_ws_bytes_ ? lt_ws_.get() : nullptr, lt_ws_bytes_);
-      w4a16::dequantize_transposed(arguments(ops_, 0), wt_.get(), stream_);
+      w4a16::dequantize_transposed(arguments(ops_, 0, false), wt_.get(), stream_);
       lt_->tune(ops_.a.get(), wt_.get(), ops_.d.get(), stream_);
       variant_ = "dequantise + cuBLASLt " + lt_->variant();
     }
@@ -74,7 +85,7 @@ class W4a16MmaCase final : public Case {
     if (fused_) {
       plans_[next_]->run(stream_);
     } else {
-      w4a16::dequantize_transposed(arguments(ops_, next_), wt_.get(), stream_);
+      w4a16::dequantize_transposed(arguments(ops_, next_, false), wt_.get(), stream_);
       lt_->run(ops_.a.get(), wt_.get(), ops_.d.get(), stream_);
     }
     next_ = (next_ + 1) % ops_.copies;
@@ -91,13 +102,19 @@ class W4a16MmaCase final : public Case {
 
   std::string variant() const override { return variant_; }
   std::vector<std::pair<std::string, std::string>> chosen() const override {
-    return {{"w4a16_path", fused_ ? "fused" : "dequant"}};
+    // w4a16_mma: what the products ran on (the streaming kernel of up to 16 tokens is mma.sync's
+    // alone; none on the dequantise path, whose GEMM is cuBLASLt's)
+    const bool wide = fused_ && plans_[0]->tile_m() != 16;
+    return {{"w4a16_path", fused_ ? "fused" : "dequant"},
+            {"w4a16_mma", !fused_          ? "none"
+                          : wide && wgmma_ ? "wgmma"
+                                           : "sync"}};
   }
 
  private:
   CudaBackend& be_;
   cudaStream_t stream_;
-  bool fused_;
+  bool fused_, wgmma_;
   W4a16Operands ops_;
   std::vector<std::unique_ptr<w4a16::MmaGemm>> plans_;
   DeviceBuffer ws_, wt_, lt_ws_;
@@ -126,11 +143,17 @@ class W4a16Mma final : public Implementation {
     a.a = a.w = a.scales = a.d = dummy;
     a.zeros = reinterpret_cast<const std::uint32_t*>(dummy);
     const std::string why = w4a16::MmaGemm::can_implement(a);
-    return why.empty() ? "" : "mma_sm80: " + why;
+    if (!why.empty()) return "mma_sm80: " + why;
+    if (tuning_value(p, w4a16_op(), "w4a16_mma") == "wgmma")
+      if (const std::string e = w4a16::MmaGemm::wgmma_support(cuda_backend_of(ctx.backend).device()); !e.empty())
+        return "mma_sm80 w4a16_mma=wgmma: " + e;
+    return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     const auto s = W4a16Shape::from(p);
-    return std::make_unique<W4a16MmaCase>(s, use_fused(s, tuning_value(p, w4a16_op(), "w4a16_path")), ctx);
+    const bool wgmma = use_wgmma(tuning_value(p, w4a16_op(), "w4a16_mma"), cuda_backend_of(ctx.backend).device());
+    return std::make_unique<W4a16MmaCase>(s, use_fused(s, tuning_value(p, w4a16_op(), "w4a16_path"), wgmma), wgmma,
+                                          ctx);
   }
 };
 

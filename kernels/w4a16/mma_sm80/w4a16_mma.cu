@@ -855,6 +855,10 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
     if (run_ok) {
       std::uint32_t s_lo[2], s_hi[2], zl[2][2], zh[2][2];
       const std::uint64_t desc = WG ? wide_token_desc(st) : 0;
+      // WG: each k-tile's code words are loaded a k-tile ahead, before the wait on the products
+      // two k-tiles back (the wgmma steps' ordering keeps later shared loads behind that wait)
+      std::uint32_t qn0 = 0, qn1 = 0;
+      if constexpr (WG) asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(qn0), "=r"(qn1) : "r"(st + w_off));
 #pragma unroll
       for (int u = 0; u < kWideTiles; ++u) {
         if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
@@ -881,7 +885,18 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
           }
         }
         std::uint32_t q0, q1;
-        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(q0), "=r"(q1) : "r"(st + w_off + u * 4 * kTileBytes));
+        if constexpr (WG) {
+          q0 = qn0;
+          q1 = qn1;
+          if (u + 1 < kWideTiles)
+            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                         : "=r"(qn0), "=r"(qn1)
+                         : "r"(st + w_off + (u + 1) * 4 * kTileBytes));
+        } else {
+          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                       : "=r"(q0), "=r"(q1)
+                       : "r"(st + w_off + u * 4 * kTileBytes));
+        }
         std::uint32_t af[2][4];
         codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
         codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
@@ -1097,22 +1112,55 @@ std::string MmaGemm::can_implement(const Arguments& a) {
   return "";
 }
 
+std::string MmaGemm::wgmma_support(int device) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (major != 9 || minor != 0)
+    return "the wgmma form needs compute capability 9.0 (this GPU is " + std::to_string(major) + "." +
+           std::to_string(minor) + ")";
+  cudaFuncAttributes fa{};
+  const KernelFn fn = w4a16_wide_kernel<__half, false, 8, true>;
+  if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(fn)) != cudaSuccess || fa.binaryVersion != 90) {
+    cudaGetLastError();
+    return "this build has no sm_90a code for the wgmma form (add 90a to the CUDA architectures)";
+  }
+  return "";
+}
+
 MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (const std::string e = can_implement(a); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
   tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
-  if (a.wgmma && wide(a, tile_m_)) {
-    int major = 0, minor = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (major != 9 || minor != 0)
-      throw std::invalid_argument("w4a16 mma: wgmma needs an sm_90 device (this one is sm_" + std::to_string(major) +
-                                  std::to_string(minor) + ")");
+  if (a.wgmma && wide(a, tile_m_))
+    if (const std::string e = wgmma_support(device); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
+  cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
+  plan_splits();
+  // Up to 64 tokens, where the 64-row wide grid (tiles x splits) fills under 60% of the CTA
+  // slots because the splits are capped by k, 32-row tiles double the CTAs: at 4096 x 4096, m =
+  // 64, 128 CTAs against 256, 13% faster (wgmma form; 10% on mma.sync; the split sweeps of
+  // docs/lab/w4a16.md v5 and v6); on the other five layer shapes the 64-row grid fills 85-97%.
+  const long long slots = static_cast<long long>(sms_) * ctas_per_sm_;
+  if (a.tile_m == 0 && tile_m_ == 64 && a.m <= 64 && wide(a, 64) && a.split_k == 0 && ctas() * 10 < slots * 6) {
+    const int splits64 = splits_, per_sm64 = ctas_per_sm_;
+    const long long ctas64 = ctas();
+    tile_m_ = 32;
+    plan_splits();
+    if (ctas() <= ctas64) {
+      tile_m_ = 64;
+      splits_ = splits64;
+      ctas_per_sm_ = per_sm64;
+    }
   }
+}
+
+long long MmaGemm::ctas() const { return n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_; }
+
+void MmaGemm::plan_splits() {
+  const Arguments& a = args_;
   int smem = 0;
   const KernelFn fn = pick(a, tile_m_, &smem);
   if (smem > 0 && cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
     check_launch("cudaFuncSetAttribute");
-  cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm_, fn, kThreads, smem) != cudaSuccess)
     check_launch("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   ctas_per_sm_ = std::max(ctas_per_sm_, 1);
@@ -1169,7 +1217,7 @@ void MmaGemm::run(cudaStream_t stream) const {
 }
 
 std::string MmaGemm::describe() const {
-  const long long ctas = n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
+  const long long ctas = this->ctas();
   char buf[160];
   if (tile_m_ == 16) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,

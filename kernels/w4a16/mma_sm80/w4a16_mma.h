@@ -49,6 +49,9 @@ struct Arguments {
 class MmaGemm {
  public:
   static std::string can_implement(const Arguments& args);
+  // "" when the wide kernel's wgmma form runs on `device` (compute capability 9.0, and sm_90a
+  // code for it in this build), else why not.
+  static std::string wgmma_support(int device);
   MmaGemm(const Arguments& args, int device);
   std::size_t workspace_size() const;
   void initialize(void* workspace, cudaStream_t stream);
@@ -58,6 +61,8 @@ class MmaGemm {
   std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:
+  void plan_splits();      // ctas_per_sm_ and splits_ for tile_m_
+  long long ctas() const;  // CTAs of one launch
   Arguments args_;
   int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0;
   float* ws_ = nullptr;

@@ -10,7 +10,8 @@
 //              wgmma forms (sm_90) side by side; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
-//              (sweep-large: the wide kernel at m = 32 and 64, and 32-row tiles at m = 64)
+//              (sweep-large: the wide kernel at m = 32 and 64, and 32-row tiles at m = 64; its
+//              wgmma form on sm_90)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 // Lines starting with "CSV," are machine-readable.
@@ -895,6 +896,7 @@ void sweep_splits(bool large) {
       const std::int64_t m = mt.first;
       Arguments args;
       args.tile_m = mt.second;
+      args.wgmma = large && g_sm90;  // the wide kernel's wgmma form where it runs
       args.m = m;
       args.n = n;
       args.k = k;
@@ -959,6 +961,7 @@ void profile_launches() {
     args.w = w;
     args.scales = sc;
     args.d = d;
+    args.wgmma = m > 16 && g_sm90;  // the wide kernel's wgmma form where it runs
     MmaGemm plan(args, 0);
     void* ws = nullptr;
     if (plan.workspace_size()) CK(cudaMalloc(&ws, plan.workspace_size()));
