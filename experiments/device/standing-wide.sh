@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One device call through `genbench run` with the wide W4A16 kernel: build, the GPU tests of
-# W4A16, grouped GEMM and decode, the whole configs/gemm-int4.yaml (with `versus` of mma_sm80
-# against cublaslt_dense), then ROUNDS (3) rounds of experiments/configs/w4a16-mid.yaml
-# (m = 32, 64, 128 on the six layer shapes) with `versus` over the rounds.
+# One device call through `genbench run` with the wide W4A16 kernel (on sm_90 its wgmma form):
+# build, the GPU tests of W4A16, grouped GEMM and decode, the whole configs/gemm-int4.yaml (with
+# `versus` of mma_sm80 against cublaslt_dense), then ROUNDS (3) rounds of
+# experiments/configs/w4a16-mid.yaml (m = 32, 64, 128, 256 on the six layer shapes) with `versus`
+# over the rounds.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-450}
@@ -17,7 +18,7 @@ tail -2 "$OUT/int4.txt"
   --peer cublaslt_dense --target 2.5 > "$OUT/int4-versus.txt" 2>&1
 w=()
 for r in $(seq "${ROUNDS:-3}"); do
-  step "mid r$r" 40 "mid-r$r.txt" "$B/bin/genbench" run experiments/configs/w4a16-mid.yaml -o "$OUT/mid-r$r.h5" --force
+  step "mid r$r" 60 "mid-r$r.txt" "$B/bin/genbench" run experiments/configs/w4a16-mid.yaml -o "$OUT/mid-r$r.h5" --force
   [ -f "$OUT/mid-r$r.h5" ] && w+=("$OUT/mid-r$r.h5")
 done
 (( ${#w[@]} )) && PYTHONPATH=analysis python3 -m genbench_analysis versus "${w[@]}" --impl mma_sm80 --peer cublaslt_dense --target 2.5 | tee "$OUT/mid-versus.txt" | head -60

@@ -1,7 +1,8 @@
 // The W4A16 mma.sync kernel (kernels/w4a16/mma_sm80) on the GPU against the host reference of
 // kernels/w4a16/common: int4 and uint4 with zero points, every group size and per column, fp16
 // and bf16, odd m, n not a multiple of 128, each tile height (32 and 64 rows on both the wide
-// and the staged kernel), forced and automatic split-k (and the workspace it must leave zeroed),
+// and the staged kernel; on sm_90 the wide kernel's wgmma form too), forced and automatic split-k
+// (and the workspace it must leave zeroed),
 // the dequantise path's W^T bit for bit, and the shapes can_implement refuses. Skipped without a GPU of compute
 // capability 8.0 or newer. Depends on nothing else of genbench, so scripts/device/w4a16-check.sh also builds it on its
 // own.
