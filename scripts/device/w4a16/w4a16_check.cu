@@ -1007,7 +1007,7 @@ int main(int argc, char** argv) {
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
       // time-small: m <= 16 only; time-mid: m = 32-64 only; time-large: m = 1024 and 4096 only
       const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16}
-                                           : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64, 128, 256}
+                                           : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64, 128, 256, 512}
                                            : mode == "time-large"
                                                ? std::vector<std::int64_t>{1024, 4096}
                                                : std::vector<std::int64_t>{1, 4, 8, 16, 64, 256, 1024, 4096};
