@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -200,7 +201,24 @@ class Staged {
   bool done_ = false;
 };
 
-// Removes FILE.tmpPID copies left by killed runs on this host (their process is gone).
+}  // namespace
+
+// Whether process pid has ended: no such process, or one that has exited and waits to be reaped
+// (a zombie: a killed rank whose parent has not collected it yet still answers kill(pid, 0)).
+bool process_gone(int pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  char name[32];
+  std::snprintf(name, sizeof(name), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(name, "r");
+  if (!f) return false;  // no /proc: alive as far as can be told
+  char buf[512];
+  const std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* close = std::strrchr(buf, ')');  // the state follows the command name "(...)"
+  return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
 void remove_stale_copies(const std::string& path) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
@@ -213,11 +231,12 @@ void remove_stale_copies(const std::string& path) {
     const std::string digits = name.substr(base.size());
     if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH))
-      ::unlink((slash == std::string::npos ? name : dir + name).c_str());
+    if (pid == ::getpid() || process_gone(pid)) ::unlink((slash == std::string::npos ? name : dir + name).c_str());
   }
   ::closedir(d);
 }
+
+namespace {
 
 Id open_rw(const std::string& path) {
   Id fapl = write_fapl();

@@ -102,4 +102,10 @@ std::string check_result_file(const std::string& path, int* version = nullptr);
 
 std::string utc_now();
 
+// Whether process pid (on this host) has ended: gone, or exited and not yet reaped (a zombie).
+bool process_gone(int pid);
+// Removes the FILE.tmpPID copies next to path that runs on this host left when killed (their
+// process has ended, process_gone) and this process's own; copies of live runs stay.
+void remove_stale_copies(const std::string& path);
+
 }  // namespace genbench

@@ -411,6 +411,39 @@ void expect_rows_intact(const Dataset& p, const Dataset& s, const std::set<std::
   }
 }
 
+// A killed writer leaves FILE.tmpPID behind. Its process may still be a zombie when the next
+// run starts (its parent has not reaped it): that copy is stale too. A live process's copy stays.
+TEST(ResultFile, StaleCopiesOfEndedRunsAreRemovedZombiesIncluded) {
+  const std::string dir = test::temp_dir();
+  const std::string path = dir + "/stale.h5";
+  const pid_t zombie = ::fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0) ::_exit(0);
+  const pid_t live = ::fork();
+  ASSERT_GE(live, 0);
+  if (live == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  // the first child has exited and is not reaped yet: kill(pid, 0) still succeeds for it
+  for (int i = 0; i < 200 && !process_gone(zombie); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(process_gone(zombie));
+  EXPECT_EQ(::kill(zombie, 0), 0) << "the exited child should still be a zombie";
+  EXPECT_FALSE(process_gone(live));
+  EXPECT_FALSE(process_gone(::getpid()));
+  const std::string zcopy = path + ".tmp" + std::to_string(zombie), lcopy = path + ".tmp" + std::to_string(live),
+                    other = path + ".tmpx1";
+  for (const auto& f : {zcopy, lcopy, other}) std::ofstream(f) << "x";
+  remove_stale_copies(path);
+  EXPECT_FALSE(std::filesystem::exists(zcopy)) << "the zombie's copy is stale";
+  EXPECT_TRUE(std::filesystem::exists(lcopy)) << "a live run's copy must stay";
+  EXPECT_TRUE(std::filesystem::exists(other)) << "not a FILE.tmpPID name";
+  ::kill(live, SIGKILL);
+  ::waitpid(live, nullptr, 0);
+  ::waitpid(zombie, nullptr, 0);
+  EXPECT_TRUE(process_gone(live));
+}
+
 TEST(ResultFile, SigkillAtRandomMomentsLosesNoCompletedPoint) {
   // A child process writes points as fast as it can; it is killed (SIGKILL) at a random moment,
   // the file is checked (it opens; every completed row is intact) and resumed by the next child.
