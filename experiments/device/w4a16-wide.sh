@@ -8,7 +8,8 @@
 #   sanitize  compute-sanitizer memcheck of the GPU tests
 #   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt; the wgmma
 #             form, or SASS_KERNEL=Lb0ELi8ELb0E for the mma.sync one)
-#   ncu       Nsight Compute of m = 64 at 28672 x 8192, with the stall reasons per issue
+#   ncu       Nsight Compute of m = 64 at 28672 x 8192 (the wgmma form on sm_90), with the stall
+#             reasons per issue
 # Prebuilt .w4/w4a16_check and .w4/w4a16_gtest used (nvcc, sm_90a; commands in the lab record).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
