@@ -3,8 +3,10 @@
 # order given (default: check time sanitize ncu):
 #   check     the kernel's GPU tests and the check's validation
 #   time      time-mid: the wide kernel's mma.sync and wgmma forms and fp16 cuBLASLt (and the
-#             dequantise path from m = 128), L2 cold, 3 rounds alternating, m = 32-256
-#   sweep     sweep-large: forced split-k beside the automatic choice at m = 32 and 64
+#             dequantise path from m = 128), L2 cold, 3 rounds alternating, m = 32-512
+#             (TIME_MODE=time-small: m = 1-16, the streaming kernel beside the wgmma form's 16-row
+#             tiles)
+#   sweep     sweep-large: forced split-k beside the automatic choice at m = 16 (wgmma form), 32 and 64
 #   sanitize  compute-sanitizer memcheck of the GPU tests
 #   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt; the wgmma
 #             form, or SASS_KERNEL=Lb0ELi8ELb0E for the mma.sync one)
@@ -26,11 +28,11 @@ for part in $parts; do
       step validate 90 validate.txt "$W" validate
       grep -E "FAIL|FAILURES" "$OUT/validate.txt" | head; echo "ok lines: $(grep -c '^VALIDATE ok' "$OUT/validate.txt")" ;;
     time)
-      step time 200 time.txt "$W" time-mid
+      step time 200 time.txt "$W" "${TIME_MODE:-time-mid}"
       grep -E "SAMPLED FAIL|FAILURES" "$OUT/time.txt"
       grep CSV "$OUT/time.txt" | sed -E 's/,(rounds_fused|lt16 )[^,]*//g; s/dequant[^,]*,//g; s/mma_sm80 wide //' | cut -c1-230 ;;
     sweep)
-      step sweep 150 sweep.txt "$W" sweep-large
+      step sweep 180 sweep.txt "$W" sweep-large
       grep CSV "$OUT/sweep.txt" | cut -c1-300 ;;
     sanitize)
       step sanitize 90 sanitize.txt compute-sanitizer --tool memcheck .w4/w4a16_gtest

@@ -406,6 +406,26 @@ __device__ __forceinline__ void wgmma_rs_m64n256k32_e4m3(float (&d)[128], const 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
 
+// D[64x16] (+)= A[64x16] * B[16x16]; A in registers (4 x bf16x2 per thread, the m64nNk16 A
+// fragment), B in shared memory, K-major.
+__device__ __forceinline__ void wgmma_rs_m64n16k16_bf16(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+// D[64x16] (+)= A[64x16] * B[16x16]; A in registers (4 x f16x2 per thread, the m64nNk16 A
+// fragment), B in shared memory, K-major.
+__device__ __forceinline__ void wgmma_rs_m64n16k16_f16(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
 // D[64x32] (+)= A[64x16] * B[16x32]; A in registers (4 x bf16x2 per thread, the m64nNk16 A
 // fragment), B in shared memory, K-major.
 __device__ __forceinline__ void wgmma_rs_m64n32k16_bf16(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {
@@ -449,8 +469,11 @@ __device__ __forceinline__ void wgmma_rs_m64n64k16_f16(float (&d)[32], const std
 // Register-A wgmma with B K-major, by tile width and element type (kBF16: bf16, else fp16).
 template <int N, bool kBF16>
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d) {
-  static_assert(N == 32 || N == 64, "no K-major wgmma_rs wrapper for this N");
-  if constexpr (N == 32) {
+  static_assert(N == 16 || N == 32 || N == 64, "no K-major wgmma_rs wrapper for this N");
+  if constexpr (N == 16) {
+    if constexpr (kBF16) wgmma_rs_m64n16k16_bf16(d, a, db, scale_d);
+    else wgmma_rs_m64n16k16_f16(d, a, db, scale_d);
+  } else if constexpr (N == 32) {
     if constexpr (kBF16) wgmma_rs_m64n32k16_bf16(d, a, db, scale_d);
     else wgmma_rs_m64n32k16_f16(d, a, db, scale_d);
   } else {

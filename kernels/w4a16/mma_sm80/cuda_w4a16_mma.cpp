@@ -2,9 +2,10 @@
 // dequantise path (dequantize_transposed into a dense n x k W^T of the activation type, then a
 // cuBLASLt GEMM with trans_b = t, tuned like gemm/cublaslt), chosen by the tuning axis
 // w4a16_path (auto: fused up to m = 128 on mma.sync, 256 on wgmma, where the device measurements
-// of docs/int4-gemm.md put the crossings), and for the wide kernel (17 tokens and more) the tuning
-// axis w4a16_mma: its products on mma.sync (sync) or wgmma (sm_90 GPUs, builds with sm_90a code;
-// auto: wgmma where it runs).
+// of docs/int4-gemm.md put the crossings), and the tuning axis w4a16_mma: the wide kernel's
+// products on mma.sync (sync; up to 16 tokens the streaming kernel) or wgmma (sm_90 GPUs, builds
+// with sm_90a code; up to 16 tokens the wide kernel's 16-row tiles; auto: wgmma where it runs,
+// from 9 tokens).
 // Operands and validation: cuda_w4a16_operands.h.
 #include <memory>
 #include <vector>
@@ -26,9 +27,15 @@ namespace {
 // auto on w4a16_path: the fused kernel up to this many tokens (its mma.sync form; its wgmma form)
 constexpr std::int64_t kFusedUpToM = 128, kFusedUpToMWgmma = 256;
 
-bool use_wgmma(const std::string& mma, int device) {
+// auto on w4a16_mma up to 16 tokens: the wide kernel's wgmma form at 16 rows from this many
+// tokens, the streaming kernel (mma.sync) below. H200, standalone, the six layer shapes: at 12
+// and 16 tokens the wgmma form 1.02-1.21x faster on 27 of 28 points, at 8 the streaming kernel
+// 1.02-1.18x on all (docs/lab/w4a16.md v7)
+constexpr std::int64_t kWgmmaFromM = 9;
+
+bool use_wgmma(const std::string& mma, int device, std::int64_t m) {
   if (mma == "wgmma") return true;
-  return mma == "auto" && w4a16::MmaGemm::wgmma_support(device).empty();
+  return mma == "auto" && m >= kWgmmaFromM && w4a16::MmaGemm::wgmma_support(device).empty();
 }
 
 bool use_fused(const W4a16Shape& s, const std::string& path, bool wgmma) {
@@ -104,7 +111,7 @@ class W4a16MmaCase final : public Case {
   std::vector<std::pair<std::string, std::string>> chosen() const override {
     // w4a16_mma: what the products ran on (the streaming kernel of up to 16 tokens is mma.sync's
     // alone; none on the dequantise path, whose GEMM is cuBLASLt's)
-    const bool wide = fused_ && plans_[0]->tile_m() != 16;
+    const bool wide = fused_ && !plans_[0]->streaming();
     return {{"w4a16_path", fused_ ? "fused" : "dequant"},
             {"w4a16_mma", !fused_          ? "none"
                           : wide && wgmma_ ? "wgmma"
@@ -151,7 +158,8 @@ class W4a16Mma final : public Implementation {
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     const auto s = W4a16Shape::from(p);
-    const bool wgmma = use_wgmma(tuning_value(p, w4a16_op(), "w4a16_mma"), cuda_backend_of(ctx.backend).device());
+    const bool wgmma =
+        use_wgmma(tuning_value(p, w4a16_op(), "w4a16_mma"), cuda_backend_of(ctx.backend).device(), s.m);
     return std::make_unique<W4a16MmaCase>(s, use_fused(s, tuning_value(p, w4a16_op(), "w4a16_path"), wgmma), wgmma,
                                           ctx);
   }

@@ -662,7 +662,8 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
 // each 8 tokens a B operand, loaded with ldmatrix from XOR-swizzled 256-byte token rows. A
 // dequantised fragment, (q - z) * s rounded once as in the staged kernel, feeds SETS mma (8 at 64
 // tokens), so the dequantisation costs about 1.5 instructions an mma.
-//   SETS  token sets of 8: 4 (32-row tiles) or 8 (64-row tiles)
+//   SETS  token sets of 8: 4 (32-row tiles) or 8 (64-row tiles); 2 (16-row tiles) in the wgmma
+//         form only, where it takes 9-16 tokens in place of the streaming kernel
 constexpr int kWideN = 256;                                          // columns per CTA
 constexpr int kWideTiles = 8;                                        // k-tiles per stage
 constexpr int kWideK = kWideTiles * kTileK;                          // 128
@@ -747,7 +748,8 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   constexpr int kOffW = kRows * kRowBytes, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
   constexpr int kStage = wide_stage_bytes<SETS, WG>();
   constexpr int kStages = wide_stages<SETS>();
-  constexpr int kAChunks = kRows * 16 / kThreads;   // 16-byte pieces of A a thread copies a stage (4 or 2)
+  constexpr int kAChunks = kRows * 16 / kThreads;   // 16-byte pieces of A a thread copies a stage (4, 2 or 1)
+  static_assert(kAChunks >= 1 && (WG || SETS >= 4), "16-row tiles are the wgmma form's only");
   constexpr int kWChunks = kWideW / 16 / kThreads;  // and of weights (4)
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
@@ -1052,13 +1054,18 @@ KernelFn pick_wide(bool bf16, bool zp, int* smem) {
   return zp ? w4a16_wide_kernel<__half, true, SETS, WG> : w4a16_wide_kernel<__half, false, SETS, WG>;
 }
 
-// The kernel for a shape and tile height, and its dynamic shared memory. 16-row tiles are the
-// streaming kernel's, 32 and 64 rows the wide kernel's (the staged kernel's where asked).
+// Which kernel takes a tile height: 16-row tiles are the streaming kernel's, or with wgmma the
+// wide kernel's; 32 and 64 rows the wide kernel's (the staged kernel's where asked).
+bool wide(const Arguments& a, int tile_m) { return !a.staged && (tile_m != 16 || a.wgmma); }
+bool is_streaming(const Arguments& a, int tile_m) { return tile_m == 16 && !wide(a, tile_m); }
+
+// The kernel for a shape and tile height, and its dynamic shared memory.
 KernelFn pick(const Arguments& a, int tile_m, int* smem) {
-  if (tile_m != 16 && !a.staged) {
+  if (wide(a, tile_m)) {
     if (a.wgmma)
-      return tile_m == 32 ? pick_wide<4, true>(a.bf16, a.zero_points, smem)
-                          : pick_wide<8, true>(a.bf16, a.zero_points, smem);
+      return tile_m == 16   ? pick_wide<2, true>(a.bf16, a.zero_points, smem)
+             : tile_m == 32 ? pick_wide<4, true>(a.bf16, a.zero_points, smem)
+                            : pick_wide<8, true>(a.bf16, a.zero_points, smem);
     return tile_m == 32 ? pick_wide<4, false>(a.bf16, a.zero_points, smem)
                         : pick_wide<8, false>(a.bf16, a.zero_points, smem);
   }
@@ -1080,11 +1087,9 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
 // Units of k one split can take: the staged and wide kernels' 128-deep stages or the streaming
 // kernel's 64-deep ones.
 int k_units(const Arguments& a, int tile_m) {
-  if (tile_m != 16) return static_cast<int>(a.k / kBlockK);  // staged and wide: 128-deep stages
+  if (!is_streaming(a, tile_m)) return static_cast<int>(a.k / kBlockK);  // staged and wide: 128-deep stages
   return static_cast<int>(a.k / (kStreamTiles * kTileK));
 }
-
-bool wide(const Arguments& a, int tile_m) { return tile_m != 16 && !a.staged; }
 
 // CTAs across n: 128 columns each (streaming, staged) or 256 (wide).
 long long n_blocks(const Arguments& a, int tile_m) {
@@ -1153,6 +1158,8 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   }
 }
 
+bool MmaGemm::streaming() const { return is_streaming(args_, tile_m_); }
+
 long long MmaGemm::ctas() const { return n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_; }
 
 void MmaGemm::plan_splits() {
@@ -1178,8 +1185,9 @@ void MmaGemm::plan_splits() {
     // kernel fills one CTA per SM, not ctas_per_sm_: at m = 1 and 16 on the six layer shapes of docs/int4-gemm.md the
     // fastest forced split was the largest that keeps the CTAs within the SM count, 5-15% faster than filling two per
     // SM where the two differ (H200, results/committed/w4a16-v3-h200-2026-12-02/sweep.txt).
-    const long long slots = static_cast<long long>(sms_) * (tile_m_ == 16 ? 1 : ctas_per_sm_);
-    const int per_split = tile_m_ == 16 ? kWarpsK : wide(a, tile_m_) ? 4 : 2;
+    const bool stream = is_streaming(a, tile_m_);
+    const long long slots = static_cast<long long>(sms_) * (stream ? 1 : ctas_per_sm_);
+    const int per_split = stream ? kWarpsK : wide(a, tile_m_) ? 4 : 2;
     splits_ = static_cast<int>(
         std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));
   }
@@ -1213,13 +1221,15 @@ void MmaGemm::run(cudaStream_t stream) const {
   const KernelFn fn = pick(args_, tile_m_, &smem);
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
-  check_launch(tile_m_ == 16 ? "w4a16_stream_kernel" : wide(args_, tile_m_) ? "w4a16_wide_kernel" : "w4a16_mma_kernel");
+  check_launch(is_streaming(args_, tile_m_) ? "w4a16_stream_kernel"
+               : wide(args_, tile_m_)   ? "w4a16_wide_kernel"
+                                        : "w4a16_mma_kernel");
 }
 
 std::string MmaGemm::describe() const {
   const long long ctas = this->ctas();
   char buf[160];
-  if (tile_m_ == 16) {
+  if (is_streaming(args_, tile_m_)) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
                   kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
                   args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
@@ -1228,7 +1238,7 @@ std::string MmaGemm::describe() const {
   if (wide(args_, tile_m_)) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 wide%s tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d",
                   args_.wgmma ? "-wgmma" : "", tile_m_, kWideN, kWideK, splits_, ctas, sms_, ctas_per_sm_,
-                  tile_m_ == 64 ? wide_stages<8>() : wide_stages<4>());
+                  tile_m_ == 64 ? wide_stages<8>() : tile_m_ == 32 ? wide_stages<4>() : wide_stages<2>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();

@@ -15,7 +15,7 @@
 //   16-row tiles (m <= 16)  the streaming kernel: each warp fills its own shared-memory ring
 //     with cp.async (its lanes' weight bytes, A rows, scale rows, zero words), the weights are
 //     the mma's A operand (D^T = W^T A^T), exact q - z into the tensor cores, fp32 scales once
-//     per group row;
+//     per group row; with Arguments::wgmma, the wide kernel's wgmma form at 16 rows instead;
 //   32- and 64-row tiles    the wide kernel: 256-column CTAs, CTA-wide cp.async stages of 128 k
 //     (A in XOR-swizzled rows for ldmatrix as the B operand, weight tiles as the A operand,
 //     (q - z) * s); with Arguments::wgmma on sm_90, its products on wgmma (register A, the tokens
@@ -43,7 +43,8 @@ struct Arguments {
   int split_k = 0;                       // 0: chosen from the device's SM count
   int tile_m = 0;                        // rows per CTA: 16, 32, 64; 0: the smallest that holds m (64 beyond)
   bool staged = false;                   // 32- and 64-row tiles on the staged kernel (else the wide one)
-  bool wgmma = false;                    // the wide kernel's products on wgmma (sm_90 devices, sm_90a builds)
+  bool wgmma = false;                    // the wide kernel's products on wgmma (sm_90 devices, sm_90a builds);
+                                         // 16-row tiles then run on it too, not on the streaming kernel
 };
 
 class MmaGemm {
@@ -58,6 +59,7 @@ class MmaGemm {
   void run(cudaStream_t stream) const;
   int splits() const { return splits_; }
   int tile_m() const { return tile_m_; }
+  bool streaming() const;        // the streaming kernel runs (else the wide or the staged one)
   std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:

@@ -6,12 +6,13 @@
 //   sanitize   a few small cases only (for compute-sanitizer)
 //   time       W4A16 (fused and dequantise + cuBLASLt) against fp16 cuBLASLt at the same shape,
 //              L2 cold (rotating copies), 3 rounds in alternating order, medians
-//              (time-small: m <= 16 only; time-mid: m = 32-256, the wide kernel's mma.sync and
+//              (time-small: m <= 16 only, the streaming kernel and the wgmma form at 16 rows (sm_90)
+//              side by side; time-mid: m = 32-256, the wide kernel's mma.sync and
 //              wgmma forms (sm_90) side by side; time-large: m = 1024 and 4096 only)
 //   dequant    the dequantise kernel alone, its k-fast grid against the n-fast one
 //   sweep      the streaming kernel (m <= 16) at forced split-k beside the automatic choice
 //              (sweep-large: the wide kernel at m = 32 and 64, and 32-row tiles at m = 64; its
-//              wgmma form on sm_90)
+//              wgmma form on sm_90, there also with 16-row tiles at m = 16)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 // Lines starting with "CSV," are machine-readable.
@@ -425,10 +426,17 @@ void run_validation(bool small_only) {
     for (std::int64_t m : {17, 32, 48}) validate_case(m, 704, 512, 32, false, true, 0, false, ++seed, 0, false, wg);
     for (std::int64_t m : {64, 130}) validate_case(m, 704, 1280, 128, m > 64, false, 0, false, ++seed, 0, false, wg);
     for (bool bf16 : {false, true}) validate_case(48, 192, 1024, 32, bf16, true, 5, false, ++seed, 0, false, wg);
-    if (wg)
+    if (wg) {
       for (int tm : {32, 64})
         for (bool bf16 : {false, true})
           for (bool zp : {false, true}) validate_case(37, 192, 512, 64, bf16, zp, 0, false, ++seed, tm, false, true);
+      // 16-row tiles (up to 16 tokens on the wgmma form): rows past m, every group size, zero
+      // points, tiles past n (n = 64: 3 of the 4), uneven splits
+      for (std::int64_t m : {1, 8, 9, 16})
+        for (std::int64_t grp : {32, 64, 128, 0})
+          validate_case(m, m == 9 ? 448 : m == 8 ? 64 : 320, 512, grp, m % 2 == 1, grp != 128, m == 16 ? 3 : 0, false,
+                        ++seed, 0, false, true);
+    }
   }
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
   // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
@@ -536,8 +544,9 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         plans.back()->initialize(ws, g_stream);
       }
       auto fused = [&](int i) { plans[i % c4]->run(g_stream); };
-      // The wide kernel's wgmma form (sm_90), beside its mma.sync form.
-      const bool with_wg = m > 16 && g_sm90;
+      // The wide kernel's wgmma form (sm_90), beside its mma.sync form (up to 16 tokens: beside the
+      // streaming kernel, the wgmma form at 16 rows).
+      const bool with_wg = g_sm90;
       std::vector<std::unique_ptr<MmaGemm>> plans_wg;
       if (with_wg)
         for (std::size_t c = 0; c < c4; ++c) {
@@ -888,9 +897,9 @@ void sweep_splits(bool large) {
     auto* a = dalloc<std::uint16_t>(64 * k);
     auto* d = dalloc<std::uint16_t>(64 * n);
     fill_16(a, 64 * k, 500, -1.0f, 1.0f, false);
-    // (m, tile height): at m = 64 also two 32-row tiles
+    // (m, tile height): at m = 64 also two 32-row tiles; at m = 16 the wgmma form's 16-row tiles
     const std::vector<std::pair<std::int64_t, int>> mts =
-        large ? std::vector<std::pair<std::int64_t, int>>{{32, 0}, {64, 0}, {64, 32}}
+        large ? std::vector<std::pair<std::int64_t, int>>{{16, 16}, {32, 0}, {64, 0}, {64, 32}}
               : std::vector<std::pair<std::int64_t, int>>{{1, 0}, {4, 0}, {8, 0}, {16, 0}};
     for (const auto& mt : mts) {
       const std::int64_t m = mt.first;
@@ -933,7 +942,7 @@ void sweep_splits(bool large) {
         if (ws) cudaFree(ws);
       }
       std::printf("CSV,sweep,m=%lld,n=%lld,k=%lld,%s%s\n", (long long)m, (long long)n, (long long)k,
-                  mt.second ? "tile=32," : "", line.c_str());
+                  mt.second ? ("tile=" + std::to_string(mt.second) + ",").c_str() : "", line.c_str());
       std::fflush(stdout);
     }
     cudaFree(a);
@@ -1006,7 +1015,7 @@ int main(int argc, char** argv) {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
       // time-small: m <= 16 only; time-mid: m = 32-64 only; time-large: m = 1024 and 4096 only
-      const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 16}
+      const std::vector<std::int64_t> ms = mode == "time-small" ? std::vector<std::int64_t>{1, 4, 8, 12, 16}
                                            : mode == "time-mid" ? std::vector<std::int64_t>{32, 48, 64, 128, 256, 512}
                                            : mode == "time-large"
                                                ? std::vector<std::int64_t>{1024, 4096}

@@ -221,6 +221,15 @@ TEST(W4a16Mma, WideKernelWgmmaEdges) {
         const double err = run_problem(pr, &tol);
         EXPECT_LE(err, tol) << "wgmma tile_m " << tile << (zp ? " uint4" : " int4") << " split " << split;
       }
+  // 16-row tiles (up to 16 tokens on the wgmma form): rows past m, tiles past n, every group size
+  for (std::int64_t m : {1, 9, 16})
+    for (std::int64_t group : {32, 64, 0}) {
+      double tol = 0;
+      Problem pr{m, m == 9 ? 448 : 320, 512, group, m == 9, group == 64, m == 16 ? 3 : 0, 16};
+      pr.wgmma = true;
+      const double err = run_problem(pr, &tol);
+      EXPECT_LE(err, tol) << "wgmma tile_m 16, m " << m << " group " << group;
+    }
 }
 
 // Asking for the wgmma form on a device that is not sm_90 is refused by name.
