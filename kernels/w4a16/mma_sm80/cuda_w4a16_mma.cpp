@@ -158,8 +158,7 @@ class W4a16Mma final : public Implementation {
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     const auto s = W4a16Shape::from(p);
-    const bool wgmma =
-        use_wgmma(tuning_value(p, w4a16_op(), "w4a16_mma"), cuda_backend_of(ctx.backend).device(), s.m);
+    const bool wgmma = use_wgmma(tuning_value(p, w4a16_op(), "w4a16_mma"), cuda_backend_of(ctx.backend).device(), s.m);
     return std::make_unique<W4a16MmaCase>(s, use_fused(s, tuning_value(p, w4a16_op(), "w4a16_path"), wgmma), wgmma,
                                           ctx);
   }

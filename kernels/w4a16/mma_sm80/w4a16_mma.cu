@@ -748,7 +748,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   constexpr int kOffW = kRows * kRowBytes, kOffS = kOffW + kWideW, kOffZ = kOffS + kWideS;
   constexpr int kStage = wide_stage_bytes<SETS, WG>();
   constexpr int kStages = wide_stages<SETS>();
-  constexpr int kAChunks = kRows * 16 / kThreads;   // 16-byte pieces of A a thread copies a stage (4, 2 or 1)
+  constexpr int kAChunks = kRows * 16 / kThreads;  // 16-byte pieces of A a thread copies a stage (4, 2 or 1)
   static_assert(kAChunks >= 1 && (WG || SETS >= 4), "16-row tiles are the wgmma form's only");
   constexpr int kWChunks = kWideW / 16 / kThreads;  // and of weights (4)
   extern __shared__ __align__(128) unsigned char smem[];
@@ -1222,8 +1222,8 @@ void MmaGemm::run(cudaStream_t stream) const {
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
   check_launch(is_streaming(args_, tile_m_) ? "w4a16_stream_kernel"
-               : wide(args_, tile_m_)   ? "w4a16_wide_kernel"
-                                        : "w4a16_mma_kernel");
+               : wide(args_, tile_m_)       ? "w4a16_wide_kernel"
+                                            : "w4a16_mma_kernel");
 }
 
 std::string MmaGemm::describe() const {
@@ -1238,7 +1238,9 @@ std::string MmaGemm::describe() const {
   if (wide(args_, tile_m_)) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 wide%s tile=%dx%dx%d splitk=%d ctas=%lld/%dx%d stages=%d",
                   args_.wgmma ? "-wgmma" : "", tile_m_, kWideN, kWideK, splits_, ctas, sms_, ctas_per_sm_,
-                  tile_m_ == 64 ? wide_stages<8>() : tile_m_ == 32 ? wide_stages<4>() : wide_stages<2>());
+                  tile_m_ == 64   ? wide_stages<8>()
+                  : tile_m_ == 32 ? wide_stages<4>()
+                                  : wide_stages<2>());
     return buf;
   }
   const int st = tile_m_ == 32 ? stages<2>() : stages<4>();

@@ -434,8 +434,11 @@ void run_validation(bool small_only) {
       // points, tiles past n (n = 64: 3 of the 4), uneven splits
       for (std::int64_t m : {1, 8, 9, 16})
         for (std::int64_t grp : {32, 64, 128, 0})
-          validate_case(m, m == 9 ? 448 : m == 8 ? 64 : 320, 512, grp, m % 2 == 1, grp != 128, m == 16 ? 3 : 0, false,
-                        ++seed, 0, false, true);
+          validate_case(m,
+                        m == 9   ? 448
+                        : m == 8 ? 64
+                                 : 320,
+                        512, grp, m % 2 == 1, grp != 128, m == 16 ? 3 : 0, false, ++seed, 0, false, true);
     }
   }
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
