@@ -4,10 +4,11 @@
 #   check     the kernel's GPU tests and the check's validation
 #   time      time-mid: the wide kernel's mma.sync and wgmma forms and fp16 cuBLASLt (and the
 #             dequantise path from m = 128), L2 cold, 3 rounds alternating, m = 32-512
-#             (TIME_MODE=time-small: m = 1-16, the streaming kernel beside the wgmma form's 16-row
-#             tiles)
+#             (TIME_MODE=time-small: m = 1-16, the streaming kernel beside its bulk-copy form and the
+#             wgmma form's 16-row tiles)
 #   sweep     sweep-large: forced split-k beside the automatic choice at m = 16 (wgmma form), 32 and 64
 #   sanitize  compute-sanitizer memcheck of the GPU tests
+#   racecheck compute-sanitizer racecheck of the check's small validation set (`sanitize` mode)
 #   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt; the wgmma
 #             form, or SASS_KERNEL=Lb0ELi8ELb0E for the mma.sync one)
 #   ncu       Nsight Compute of m = 64 at 28672 x 8192 (the wgmma form on sm_90), with the stall
@@ -37,6 +38,9 @@ for part in $parts; do
     sanitize)
       step sanitize 90 sanitize.txt compute-sanitizer --tool memcheck .w4/w4a16_gtest
       grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize.txt" ;;
+    racecheck)
+      step racecheck 150 racecheck.txt compute-sanitizer --tool racecheck "$W" sanitize
+      grep -E "RACECHECK SUMMARY|FAILURES" "$OUT/racecheck.txt"; echo "validations: $(grep -c '^VALIDATE ok' "$OUT/racecheck.txt")" ;;
     sass)
       kn="w4a16_wide_kernelI6__half${SASS_KERNEL:-Lb0ELi8ELb1E}"
       cuobjdump --dump-sass "$W" 2>/dev/null | awk -v k="$kn" '/Function :/ {f = index($0, k) > 0} f' > "$OUT/sass.txt"
