@@ -4,8 +4,8 @@
 #   check     the kernel's GPU tests and the check's validation
 #   time      time-mid: the wide kernel's mma.sync and wgmma forms and fp16 cuBLASLt (and the
 #             dequantise path from m = 128), L2 cold, 3 rounds alternating, m = 32-512
-#             (TIME_MODE=time-small: m = 1-16, the streaming kernel beside its bulk-copy form and the
-#             wgmma form's 16-row tiles)
+#             (TIME_MODE=time-small: m = 1-16, the streaming kernel beside the wgmma form's 16-row
+#             tiles)
 #   sweep     sweep-large: forced split-k beside the automatic choice at m = 16 (wgmma form), 32 and 64
 #   sanitize  compute-sanitizer memcheck of the GPU tests
 #   racecheck compute-sanitizer racecheck of the check's small validation set (`sanitize` mode)

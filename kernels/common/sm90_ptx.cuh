@@ -107,14 +107,6 @@ __device__ __forceinline__ void tma_store_4d(const void* tmap, std::uint32_t src
                "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 }
-// 1-D bulk copy global -> shared of `bytes` (a multiple of 16; both addresses 16-aligned);
-// completes its bytes on the mbarrier.
-__device__ __forceinline__ void bulk_load(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(bar)
-      : "memory");
-}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // At most N of this thread's committed bulk groups still reading shared memory.
 template <int N>

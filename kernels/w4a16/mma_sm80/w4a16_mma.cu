@@ -395,8 +395,6 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
 // once per group row (fp32 scale), so D carries no rounding of the weights.
 //   R16    tokens 9-16 present: a second B operand and accumulator set
 //   MULTI  groups of 32: two scale and zero rows per stage (else one)
-//   BULK   sm_90a: a stage's weights (4 blocks of 512 bytes) by bulk copies that lane 0 issues on
-//          an mbarrier of the slot, in place of 4 cp.async a lane; the rest stays on cp.async
 constexpr int kStreamTiles = 4;  // k-tiles per stage
 template <bool R16>
 __host__ __device__ constexpr int ring_stages() {
@@ -408,9 +406,9 @@ template <bool R16>
 __host__ __device__ constexpr int stream_stage_bytes() {
   return kStreamTiles * kTileBytes + (R16 ? 16 : 8) * kARowBytes + 2 * 8 * 16 + 2 * 8 * 4;
 }
-template <bool R16, bool BULK = false>
+template <bool R16>
 __host__ __device__ constexpr int stream_smem_bytes() {
-  return kThreads / 32 * ring_stages<R16>() * (stream_stage_bytes<R16>() + (BULK ? 8 : 0));  // BULK: + mbarriers
+  return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
 // q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
@@ -476,37 +474,10 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
   return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
 }
 
-// The streaming kernel's bulk-copy steps (sm_90a; empty elsewhere, where that form traps first).
-__device__ __forceinline__ void stream_bar_init(std::uint32_t bar, int n) {
-#if defined(GENBENCH_SM90A_ENABLED)
-  for (int i = 0; i < n; ++i) sm90::mbar_init(bar + 8 * i, 1);
-  sm90::fence_barrier_init();
-#endif
-}
-__device__ __forceinline__ void stream_bulk(std::uint32_t dst, const unsigned char* src, std::size_t src_stride,
-                                            std::uint32_t bar) {
-#if defined(GENBENCH_SM90A_ENABLED)
-  sm90::mbar_arrive_expect_tx(bar, kStreamTiles * kTileBytes);
-#pragma unroll
-  for (int u = 0; u < kStreamTiles; ++u) sm90::bulk_load(dst + u * kTileBytes, src + u * src_stride, kTileBytes, bar);
-#endif
-}
-__device__ __forceinline__ void stream_bar_wait(std::uint32_t bar, std::uint32_t parity) {
-#if defined(GENBENCH_SM90A_ENABLED)
-  sm90::mbar_wait(bar, parity);
-#endif
-}
-
 // Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
 // (which need more registers than that: no spills).
-template <typename T, bool ZP, bool MULTI, bool R16, bool BULK = false>
+template <typename T, bool ZP, bool MULTI, bool R16>
 __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_stream_kernel(const Params p) {
-#if !defined(GENBENCH_SM90A_ENABLED)
-  if constexpr (BULK) {  // built for sm_90a only; the host never launches it elsewhere
-    __trap();
-    return;
-  }
-#endif
   constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
   constexpr int kRing = ring_stages<R16>();
   constexpr int kStage = stream_stage_bytes<R16>();
@@ -560,20 +531,10 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   const std::uint32_t off_a = kOffA + g * kARowBytes + t * 32;
   const std::uint32_t off_sz = t < 2 ? kOffS + (r_own * 8 + g) * 16 : kOffZ + (r_own * 8 + g) * 4;
   std::uint32_t load_slot = ring_begin;
-  // BULK: the mbarriers of this warp's slots, after all the rings
-  const std::uint32_t bars = ring_begin - warp * kRing * kStage + kThreads / 32 * kRing * kStage + warp * kRing * 8;
-  if constexpr (BULK) {
-    if (lane == 0) stream_bar_init(bars, kRing);
-    __syncwarp();
-  }
   auto load = [&]() {
-    if constexpr (BULK) {
-      if (lane == 0) stream_bulk(load_slot, w_src, tile_stride, bars + (load_slot - ring_begin) / kStage * 8);
-    } else {
 #pragma unroll
-      for (int u = 0; u < kStreamTiles; ++u)
-        sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
-    }
+    for (int u = 0; u < kStreamTiles; ++u)
+      sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
@@ -609,7 +570,6 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   for (int it = 0; it < my_stages; ++it) {
     cp_wait<kRing - 2>();
     __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
-    if constexpr (BULK) stream_bar_wait(bars + (it % kRing) * 8, (it / kRing) & 1);
     if (it + kRing - 1 < my_stages) load();
     cp_commit();
 #pragma unroll
@@ -1079,15 +1039,11 @@ KernelFn pick_mt(bool bf16, bool zp) {
   return zp ? w4a16_mma_kernel<__half, MT, true> : w4a16_mma_kernel<__half, MT, false>;
 }
 
-template <typename T, bool R16, bool BULK>
-KernelFn pick_stream_as(bool zp, bool multi, int* smem) {
-  *smem = stream_smem_bytes<R16, BULK>();
-  if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16, BULK> : w4a16_stream_kernel<T, true, false, R16, BULK>;
-  return multi ? w4a16_stream_kernel<T, false, true, R16, BULK> : w4a16_stream_kernel<T, false, false, R16, BULK>;
-}
 template <typename T, bool R16>
-KernelFn pick_stream(bool zp, bool multi, bool bulk, int* smem) {
-  return bulk ? pick_stream_as<T, R16, true>(zp, multi, smem) : pick_stream_as<T, R16, false>(zp, multi, smem);
+KernelFn pick_stream(bool zp, bool multi, int* smem) {
+  *smem = stream_smem_bytes<R16>();
+  if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16> : w4a16_stream_kernel<T, true, false, R16>;
+  return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
 }
 
 template <int SETS, bool WG>
@@ -1119,10 +1075,9 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
       const bool multi = a.group == 32;
       const bool zp = a.zero_points;
       if (a.bf16)
-        return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, a.bulk, smem)
-                   : pick_stream<__nv_bfloat16, false>(zp, multi, a.bulk, smem);
-      return r16 ? pick_stream<__half, true>(zp, multi, a.bulk, smem)
-                 : pick_stream<__half, false>(zp, multi, a.bulk, smem);
+        return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, smem)
+                   : pick_stream<__nv_bfloat16, false>(zp, multi, smem);
+      return r16 ? pick_stream<__half, true>(zp, multi, smem) : pick_stream<__half, false>(zp, multi, smem);
     }
     case 32: *smem = smem_bytes<2>(); return pick_mt<2>(a.bf16, a.zero_points);
     default: *smem = smem_bytes<4>(); return pick_mt<4>(a.bf16, a.zero_points);
@@ -1162,20 +1117,18 @@ std::string MmaGemm::can_implement(const Arguments& a) {
   return "";
 }
 
-std::string MmaGemm::wgmma_support(int device) { return sm90a_support(device, "the wgmma form"); }
-
-std::string MmaGemm::sm90a_support(int device, const std::string& what) {
+std::string MmaGemm::wgmma_support(int device) {
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   if (major != 9 || minor != 0)
-    return what + " needs compute capability 9.0 (this GPU is " + std::to_string(major) + "." + std::to_string(minor) +
-           ")";
+    return "the wgmma form needs compute capability 9.0 (this GPU is " + std::to_string(major) + "." +
+           std::to_string(minor) + ")";
   cudaFuncAttributes fa{};
   const KernelFn fn = w4a16_wide_kernel<__half, false, 8, true>;
   if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(fn)) != cudaSuccess || fa.binaryVersion != 90) {
     cudaGetLastError();
-    return "this build has no sm_90a code for " + what + " (add 90a to the CUDA architectures)";
+    return "this build has no sm_90a code for the wgmma form (add 90a to the CUDA architectures)";
   }
   return "";
 }
@@ -1185,9 +1138,6 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   tile_m_ = a.tile_m ? a.tile_m : a.m <= 16 ? 16 : a.m <= 32 ? 32 : 64;
   if (a.wgmma && wide(a, tile_m_))
     if (const std::string e = wgmma_support(device); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
-  if (a.bulk && is_streaming(a, tile_m_))
-    if (const std::string e = sm90a_support(device, "bulk copies"); !e.empty())
-      throw std::invalid_argument("w4a16 mma: " + e);
   cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
   plan_splits();
   // Up to 64 tokens, where the 64-row wide grid (tiles x splits) fills under 60% of the CTA
@@ -1280,8 +1230,8 @@ std::string MmaGemm::describe() const {
   const long long ctas = this->ctas();
   char buf[160];
   if (is_streaming(args_, tile_m_)) {
-    std::snprintf(buf, sizeof(buf), "mma_sm80 stream%s tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d",
-                  args_.bulk ? "-bulk" : "", kBlockN, kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
+    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
+                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
                   args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }

@@ -45,7 +45,6 @@ struct Arguments {
   bool staged = false;                   // 32- and 64-row tiles on the staged kernel (else the wide one)
   bool wgmma = false;                    // the wide kernel's products on wgmma (sm_90 devices, sm_90a builds);
                                          // 16-row tiles then run on it too, not on the streaming kernel
-  bool bulk = false;                     // the streaming kernel's weights by bulk copies (sm_90 devices, sm_90a builds)
 };
 
 class MmaGemm {
@@ -54,8 +53,6 @@ class MmaGemm {
   // "" when the wide kernel's wgmma form runs on `device` (compute capability 9.0, and sm_90a
   // code for it in this build), else why not.
   static std::string wgmma_support(int device);
-  // The same for any sm_90a-only path, named `what` in the reason.
-  static std::string sm90a_support(int device, const std::string& what);
   MmaGemm(const Arguments& args, int device);
   std::size_t workspace_size() const;
   void initialize(void* workspace, cudaStream_t stream);

@@ -72,7 +72,6 @@ struct Problem {
   int split = 0, tile_m = 0;
   bool staged = false;
   bool wgmma = false;
-  bool bulk = false;
 };
 
 std::uint32_t lcg(std::uint32_t& x) {
@@ -126,7 +125,6 @@ double run_problem(const Problem& pr, double* tol) {
   args.tile_m = pr.tile_m;
   args.staged = pr.staged;
   args.wgmma = pr.wgmma;
-  args.bulk = pr.bulk;
   EXPECT_EQ(MmaGemm::can_implement(args), "");
   MmaGemm plan(args, 0);
   DeviceBuf ws(plan.workspace_size());
@@ -235,25 +233,6 @@ TEST(W4a16Mma, WideKernelWgmmaEdges) {
 }
 
 // Asking for the wgmma form on a device that is not sm_90 is refused by name.
-TEST(W4a16Mma, StreamingKernelBulkCopiesEdges) {
-  if (!have_sm90()) GTEST_SKIP() << "no GPU of compute capability 9.0 (bulk copies are sm_90a's)";
-  // rows 9-16 present or not, every group size (two scale rows a stage with groups of 32), zero
-  // points, uneven and empty splits (16 splits of 32 stages for 4 k-warps)
-  for (std::int64_t m : {1, 9, 16})
-    for (std::int64_t group : {32, 64, 0}) {
-      double tol = 0;
-      Problem pr{m, m == 9 ? 448 : 320, 512, group, m == 9, group == 64, m == 16 ? 3 : 0, 16};
-      pr.bulk = true;
-      const double err = run_problem(pr, &tol);
-      EXPECT_LE(err, tol) << "bulk m " << m << " group " << group;
-    }
-  double tol = 0;
-  Problem pr{4, 448, 2048, 128, false, true, 16, 16};
-  pr.bulk = true;
-  const double err = run_problem(pr, &tol);
-  EXPECT_LE(err, tol) << "bulk, 16 splits";
-}
-
 TEST(W4a16Mma, WgmmaElsewhereIsRefused) {
   REQUIRE_SM80();
   if (have_sm90()) GTEST_SKIP() << "this device runs the wgmma form";
@@ -262,10 +241,6 @@ TEST(W4a16Mma, WgmmaElsewhereIsRefused) {
   args.n = 128;
   args.k = 256;
   args.wgmma = true;
-  EXPECT_THROW(MmaGemm(args, 0), std::invalid_argument);
-  args.wgmma = false;
-  args.m = 4;
-  args.bulk = true;  // the streaming kernel's sm_90a form
   EXPECT_THROW(MmaGemm(args, 0), std::invalid_argument);
 }
 
