@@ -395,12 +395,10 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
 // once per group row (fp32 scale), so D carries no rounding of the weights.
 //   R16    tokens 9-16 present: a second B operand and accumulator set
 //   MULTI  groups of 32: two scale and zero rows per stage (else one)
-//   DEEP   one CTA an SM with twice the ring (8 stages, 6 with R16): 7 (5) in flight a warp
 constexpr int kStreamTiles = 4;  // k-tiles per stage
-template <bool R16, bool DEEP = false>
+template <bool R16>
 __host__ __device__ constexpr int ring_stages() {
-  // stages per warp's ring: 2 CTAs an SM within 227 KB of shared memory (DEEP: one CTA an SM)
-  return DEEP ? (R16 ? 6 : 8) : R16 ? 3 : 4;
+  return R16 ? 3 : 4;  // stages per warp's ring: 2 CTAs an SM within 227 KB of shared memory
 }
 constexpr int kARowBytes = kStreamTiles * kTileK * 2 + 16;  // 144: padded, conflict-free fragment loads
 
@@ -408,9 +406,9 @@ template <bool R16>
 __host__ __device__ constexpr int stream_stage_bytes() {
   return kStreamTiles * kTileBytes + (R16 ? 16 : 8) * kARowBytes + 2 * 8 * 16 + 2 * 8 * 4;
 }
-template <bool R16, bool DEEP = false>
+template <bool R16>
 __host__ __device__ constexpr int stream_smem_bytes() {
-  return kThreads / 32 * ring_stages<R16, DEEP>() * stream_stage_bytes<R16>();
+  return kThreads / 32 * ring_stages<R16>() * stream_stage_bytes<R16>();
 }
 
 // q - z of one code word as mma A-operand registers {a0, a1, a2, a3} (rows g and g + 8 of the
@@ -478,11 +476,10 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
 
 // Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
 // (which need more registers than that: no spills).
-template <typename T, bool ZP, bool MULTI, bool R16, bool DEEP = false>
-__global__ void __launch_bounds__(kThreads, DEEP || (R16 && (ZP || MULTI)) ? 1 : 2)
-    w4a16_stream_kernel(const Params p) {
+template <typename T, bool ZP, bool MULTI, bool R16>
+__global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_stream_kernel(const Params p) {
   constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
-  constexpr int kRing = ring_stages<R16, DEEP>();
+  constexpr int kRing = ring_stages<R16>();
   constexpr int kStage = stream_stage_bytes<R16>();
   constexpr int kOffA = kStreamTiles * kTileBytes, kOffS = kOffA + (R16 ? 16 : 8) * kARowBytes,
                 kOffZ = kOffS + 2 * 8 * 16;
@@ -1042,15 +1039,11 @@ KernelFn pick_mt(bool bf16, bool zp) {
   return zp ? w4a16_mma_kernel<__half, MT, true> : w4a16_mma_kernel<__half, MT, false>;
 }
 
-template <typename T, bool R16, bool DEEP>
-KernelFn pick_stream_as(bool zp, bool multi, int* smem) {
-  *smem = stream_smem_bytes<R16, DEEP>();
-  if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16, DEEP> : w4a16_stream_kernel<T, true, false, R16, DEEP>;
-  return multi ? w4a16_stream_kernel<T, false, true, R16, DEEP> : w4a16_stream_kernel<T, false, false, R16, DEEP>;
-}
 template <typename T, bool R16>
-KernelFn pick_stream(bool zp, bool multi, bool deep, int* smem) {
-  return deep ? pick_stream_as<T, R16, true>(zp, multi, smem) : pick_stream_as<T, R16, false>(zp, multi, smem);
+KernelFn pick_stream(bool zp, bool multi, int* smem) {
+  *smem = stream_smem_bytes<R16>();
+  if (zp) return multi ? w4a16_stream_kernel<T, true, true, R16> : w4a16_stream_kernel<T, true, false, R16>;
+  return multi ? w4a16_stream_kernel<T, false, true, R16> : w4a16_stream_kernel<T, false, false, R16>;
 }
 
 template <int SETS, bool WG>
@@ -1082,10 +1075,9 @@ KernelFn pick(const Arguments& a, int tile_m, int* smem) {
       const bool multi = a.group == 32;
       const bool zp = a.zero_points;
       if (a.bf16)
-        return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, a.deep_ring, smem)
-                   : pick_stream<__nv_bfloat16, false>(zp, multi, a.deep_ring, smem);
-      return r16 ? pick_stream<__half, true>(zp, multi, a.deep_ring, smem)
-                 : pick_stream<__half, false>(zp, multi, a.deep_ring, smem);
+        return r16 ? pick_stream<__nv_bfloat16, true>(zp, multi, smem)
+                   : pick_stream<__nv_bfloat16, false>(zp, multi, smem);
+      return r16 ? pick_stream<__half, true>(zp, multi, smem) : pick_stream<__half, false>(zp, multi, smem);
     }
     case 32: *smem = smem_bytes<2>(); return pick_mt<2>(a.bf16, a.zero_points);
     default: *smem = smem_bytes<4>(); return pick_mt<4>(a.bf16, a.zero_points);
@@ -1240,8 +1232,7 @@ std::string MmaGemm::describe() const {
   if (is_streaming(args_, tile_m_)) {
     std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
                   kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
-                  args_.m > 8 ? (args_.deep_ring ? ring_stages<true, true>() : ring_stages<true>())
-                              : (args_.deep_ring ? ring_stages<false, true>() : ring_stages<false>()));
+                  args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }
   if (wide(args_, tile_m_)) {

@@ -45,7 +45,6 @@ struct Arguments {
   bool staged = false;                   // 32- and 64-row tiles on the staged kernel (else the wide one)
   bool wgmma = false;                    // the wide kernel's products on wgmma (sm_90 devices, sm_90a builds);
                                          // 16-row tiles then run on it too, not on the streaming kernel
-  bool deep_ring = false;                // the streaming kernel at one CTA an SM with twice the ring
 };
 
 class MmaGemm {

@@ -269,8 +269,7 @@ struct Quant {
 };
 
 bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t group, bool bf16, bool zp, int split,
-                   bool dequant_path, std::uint64_t seed, int tile_m = 0, bool staged = false, bool wgmma = false,
-                   bool deep = false) {
+                   bool dequant_path, std::uint64_t seed, int tile_m = 0, bool staged = false, bool wgmma = false) {
   const std::int64_t g = group == 0 ? k : group, rows = k / g;
   Quant q;
   q.a.resize(m * k);
@@ -326,7 +325,6 @@ bool validate_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   args.tile_m = tile_m;
   args.staged = staged;
   args.wgmma = wgmma;
-  args.deep_ring = deep;
   std::string variant;
   void* ws = nullptr;
   std::uint16_t* dwt = nullptr;
@@ -443,12 +441,6 @@ void run_validation(bool small_only) {
                         512, grp, m % 2 == 1, grp != 128, m == 16 ? 3 : 0, false, ++seed, 0, false, true);
     }
   }
-  // the streaming kernel with the deeper ring: every group size, zero points, rows 9-16, splits
-  for (std::int64_t m : {1, 9, 16})
-    for (std::int64_t grp : {32, 128, 0})
-      validate_case(m, m == 9 ? 448 : 320, 1024, grp, m % 2 == 1, grp != 128, m == 16 ? 3 : 0, false, ++seed, 0, false,
-                    false, true);
-  validate_case(4, 448, 2048, 128, false, true, 16, false, ++seed, 0, false, false, true);
   // the streaming kernel's edges: rows 9-16 present or not, more splits than batches (empty
   // k ranges), one batch, groups smaller than a batch, an odd count of 64-column tiles
   for (std::int64_t m : {8, 9}) validate_case(m, 320, 1024, 32, m == 9, m == 8, 0, false, ++seed);
@@ -577,28 +569,6 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
           plans_wg.back()->initialize(ws, g_stream);
         }
       auto wg = [&](int i) { plans_wg[i % c4]->run(g_stream); };
-      // Up to 16 tokens: the streaming kernel with the deeper ring (one CTA an SM), beside it.
-      const bool with_bk = m <= 16;
-      std::vector<std::unique_ptr<MmaGemm>> plans_bk;
-      if (with_bk)
-        for (std::size_t c = 0; c < c4; ++c) {
-          Arguments ac = args;
-          ac.w = w4[c];
-          ac.scales = s4[c];
-          ac.zeros = zp ? reinterpret_cast<const std::uint32_t*>(z4[c]) : nullptr;
-          ac.deep_ring = true;
-          plans_bk.push_back(std::make_unique<MmaGemm>(ac, 0));
-          if (plans_bk.back()->workspace_size() > ws_bytes) {
-            if (ws) cudaFree(ws);
-            ws_bytes = plans_bk.back()->workspace_size();
-            CK(cudaMalloc(&ws, ws_bytes));
-            for (auto& pl : plans) pl->initialize(ws, g_stream);
-            for (auto& pl : plans_wg) pl->initialize(ws, g_stream);
-            for (auto& pl : plans_bk) pl->initialize(ws, g_stream);
-          }
-          plans_bk.back()->initialize(ws, g_stream);
-        }
-      auto bk = [&](int i) { plans_bk[i % c4]->run(g_stream); };
       // Validate the fused path on this shape (copy 0).
       CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
       plans[0]->run(g_stream);
@@ -625,21 +595,15 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         validate_sampled(bf16 ? "bf16 fused wgmma" : "fp16 fused wgmma", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0],
                          d);
       }
-      if (with_bk) {
-        CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
-        plans_bk[0]->run(g_stream);
-        validate_sampled(bf16 ? "bf16 fused deep" : "fp16 fused deep", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
-      }
       if (with_dq) {
         CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
         deq(0);
         validate_sampled(bf16 ? "bf16 dequant+Lt" : "fp16 dequant+Lt", m, n, k, g, bf16, zp, a, w4[0], s4[0], z4[0], d);
       }
-      double tf[3], td[3], tq[3], tw[3], tb[3];
+      double tf[3], td[3], tq[3], tw[3];
       for (int r = 0; r < 3; ++r) {
         if (r % 2 == 0) {
           tf[r] = time_op(fused);
-          tb[r] = with_bk ? time_op(bk) : NAN;
           tw[r] = with_wg ? time_op(wg) : NAN;
           td[r] = time_op(dense);
           tq[r] = with_dq ? time_op(deq) : NAN;
@@ -647,7 +611,6 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
           tq[r] = with_dq ? time_op(deq) : NAN;
           td[r] = time_op(dense);
           tw[r] = with_wg ? time_op(wg) : NAN;
-          tb[r] = with_bk ? time_op(bk) : NAN;
           tf[r] = time_op(fused);
         }
       }
@@ -656,18 +619,16 @@ void time_w4a16(std::int64_t n, std::int64_t k, const std::vector<std::int64_t>&
         std::sort(y, y + 3);
         return y[1];
       };
-      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, fw = with_wg ? med(tw) : NAN,
-                   fb = with_bk ? med(tb) : NAN;
+      const double f = med(tf), dn = med(td), q = with_dq ? med(tq) : NAN, fw = with_wg ? med(tw) : NAN;
       const double flops = 2.0 * m * n * k;
       const double bytes4 = m * k * 2.0 + wbytes + sbytes + zbytes + m * n * 2.0;
       std::printf(
           "CSV,w4a16,%s,%s,%lld,%lld,%lld,%lld,fused_us=%.2f,dequant_us=%.2f,lt16_us=%.2f,fused_vs_lt16=%.3f,dequant_"
           "vs_lt16=%.3f,"
-          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,wgmma_us=%.2f,wgmma_vs_lt16=%.3f,deep_us=%.2f,"
-          "deep_vs_lt16=%.3f,%s,lt16 %s\n",
+          "fused_TFLOPs=%.1f,fused_GBps=%.0f,rounds_fused=%.2f/%.2f/%.2f,wgmma_us=%.2f,wgmma_vs_lt16=%.3f,%s,lt16 %s\n",
           bf16 ? "bf16" : "fp16", zp ? "uint4" : "int4", (long long)m, (long long)n, (long long)k, (long long)g,
           f * 1e6, q * 1e6, dn * 1e6, dn / f, dn / q, flops / f * 1e-12, bytes4 / f * 1e-9, tf[0] * 1e6, tf[1] * 1e6,
-          tf[2] * 1e6, fw * 1e6, dn / fw, fb * 1e6, dn / fb, plan.describe().c_str(), lt16.variant.c_str());
+          tf[2] * 1e6, fw * 1e6, dn / fw, plan.describe().c_str(), lt16.variant.c_str());
       std::fflush(stdout);
     }
   }
