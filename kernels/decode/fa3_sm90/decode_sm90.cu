@@ -133,37 +133,35 @@ __device__ __forceinline__ int swz_v(int r, int q) {
 // head, row chunk) to finish (a counter in the workspace) combines every split's rows by their
 // LSE, O = sum_s exp(lse_s - lse) O_s, writes O and LSE, and resets the counter for the next
 // launch (graph replays included). No second kernel, so no launch gap.
+//
+// The combine runs while the other SMs may have nothing left to do (one sequence: 8 CTAs
+// combine 33 splits each at the kernel's end), so its L2 reads are kept in flight: no branch on a
+// split's LSE before its rows are read (an empty split's rows are zeros, its weight 0), loops
+// unrolled 8 deep; and it is a separate function, so its registers do not weigh on the main
+// loop's allocation.
 template <int D, int QT, int ROWS>
-__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag) {
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int* ctr = p.counters + (static_cast<long long>(b) * p.heads_kv + hk) * p.row_chunks + chunk;
-    const int last = atomicAdd(ctr, 1) == p.num_splits - 1;
-    if (last) *ctr = 0;
-    *s_flag = last;
-  }
-  __syncthreads();
-  if (!*s_flag) return;
-  __threadfence();
+__device__ __noinline__ void combine_splits(const float* o_part, const float* lse_part, void* o, float* lse,
+                                            int rows_total, int num_splits, int rows, int group, int new_tokens,
+                                            int heads, int b, int hk, int chunk) {
   for (int idx = threadIdx.x; idx < ROWS * (D / 8); idx += kThreads) {
     const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
     const int row = chunk * ROWS + r;
-    if (row >= p.rows) continue;
-    const int tok = row / p.group, hg = row - tok * p.group;
-    const long long gr = (static_cast<long long>(b) * p.new_tokens + tok) * p.heads + hk * p.group + hg;
+    if (row >= rows) continue;
+    const int tok = row / group, hg = row - tok * group;
+    const long long gr = (static_cast<long long>(b) * new_tokens + tok) * heads + hk * group + hg;
     float mx = -INFINITY;
-    for (int sp = 0; sp < p.num_splits; ++sp)
-      mx = fmaxf(mx, __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr));
+#pragma unroll 8
+    for (int sp = 0; sp < num_splits; ++sp)
+      mx = fmaxf(mx, __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr));
     float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, sum = 0.f;
-    for (int sp = 0; sp < p.num_splits; ++sp) {
-      const float l = __ldcg(p.lse_part + sp * static_cast<long long>(p.rows_total) + gr);
-      if (l == -INFINITY) continue;
-      const float w = __expf(l - mx);
-      sum += w;
+#pragma unroll 8
+    for (int sp = 0; sp < num_splits; ++sp) {
+      const float l = __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr);
       const float4* src =
-          reinterpret_cast<const float4*>(p.o_part + (sp * static_cast<long long>(p.rows_total) + gr) * D + d0);
+          reinterpret_cast<const float4*>(o_part + (sp * static_cast<long long>(rows_total) + gr) * D + d0);
       const float4 a = __ldcg(src), c = __ldcg(src + 1);
+      const float w = l == -INFINITY ? 0.f : __expf(l - mx);
+      sum += w;
       acc[0] += w * a.x;
       acc[1] += w * a.y;
       acc[2] += w * a.z;
@@ -178,9 +176,26 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
     std::uint32_t* pw = reinterpret_cast<std::uint32_t*>(&pk);
 #pragma unroll
     for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(acc[2 * x] * inv, acc[2 * x + 1] * inv);
-    *reinterpret_cast<uint4*>(static_cast<char*>(p.o) + (gr * D + d0) * 2) = pk;
-    if (d0 == 0) p.lse[gr] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+    *reinterpret_cast<uint4*>(static_cast<char*>(o) + (gr * D + d0) * 2) = pk;
+    if (d0 == 0) lse[gr] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
   }
+}
+
+template <int D, int QT, int ROWS>
+__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int* ctr = p.counters + (static_cast<long long>(b) * p.heads_kv + hk) * p.row_chunks + chunk;
+    const int last = atomicAdd(ctr, 1) == p.num_splits - 1;
+    if (last) *ctr = 0;
+    *s_flag = last;
+  }
+  __syncthreads();
+  if (!*s_flag) return;
+  __threadfence();
+  combine_splits<D, QT, ROWS>(p.o_part, p.lse_part, p.o, p.lse, p.rows_total, p.num_splits, p.rows, p.group,
+                              p.new_tokens, p.heads, b, hk, chunk);
 }
 
 template <int D, int KV, int QT, int KS>
