@@ -111,11 +111,6 @@ struct Cfg {
   static_assert(CPT_K >= 1, "K chunks");
 };
 
-// Floats of shared memory the combine may use for its weights: the pipeline's or the scratch's
-// space (the Q tile and the CTA's flag sit after it).
-template <class C>
-constexpr int kCombineCap = (C::PIPE_BYTES > C::SCRATCH_BYTES ? C::PIPE_BYTES : C::SCRATCH_BYTES) / 4;
-
 template <class C>
 __device__ __forceinline__ int swz_k(int r, int q) {
   if constexpr (C::CPR < 8) return q;
@@ -140,105 +135,54 @@ __device__ __forceinline__ int swz_v(int r, int q) {
 // launch (graph replays included). No second kernel, so no launch gap.
 //
 // The combine runs while the other SMs may have nothing left to do (one sequence: 8 CTAs
-// combine 33 splits each at the kernel's end), so its L2 reads are kept in flight. First every
-// split's LSE of the chunk's rows goes to shared memory (`s_w`, the pipeline's space, free by
-// now; all of them read at once), then one thread a row turns them into weights
-// exp(lse_s - lse), 0 for an empty split (whose rows are zeros); then each thread sums its part
-// of a row over the splits with the weights from shared memory, its loads independent of one
-// another (loop unrolled 8). Where the weights do not fit (`cap` floats), each thread reads the
-// LSEs itself. A separate function, so its registers do not weigh on the main loop's allocation.
+// combine 33 splits each at the kernel's end), so its L2 reads are kept in flight: no branch on a
+// split's LSE before its rows are read (an empty split's rows are zeros, its weight 0), loops
+// unrolled 8 deep; and it is a separate function, so its registers do not weigh on the main
+// loop's allocation.
 template <int D, int QT, int ROWS>
 __device__ __noinline__ void combine_splits(const float* o_part, const float* lse_part, void* o, float* lse,
                                             int rows_total, int num_splits, int rows, int group, int new_tokens,
-                                            int heads, int b, int hk, int chunk, float* s_w, int cap) {
-  auto grow = [&](int r) -> long long {  // the row's index in O and LSE, -1 past the chunk's rows
-    const int row = chunk * ROWS + r;
-    if (row >= rows) return -1;
-    const int tok = row / group, hg = row - tok * group;
-    return (static_cast<long long>(b) * new_tokens + tok) * heads + hk * group + hg;
-  };
-  const bool staged = num_splits * ROWS + ROWS <= cap;
-  float* s_lse = s_w + num_splits * ROWS;  // the combined LSE of each row
-  if (staged) {
-    for (int i = threadIdx.x; i < num_splits * ROWS; i += kThreads) {
-      const long long gr = grow(i % ROWS);
-      s_w[i] = gr < 0 ? -INFINITY : __ldcg(lse_part + (i / ROWS) * static_cast<long long>(rows_total) + gr);
-    }
-    __syncthreads();
-    for (int r = threadIdx.x; r < ROWS; r += kThreads) {
-      float mx = -INFINITY, sum = 0.f;
-      for (int sp = 0; sp < num_splits; ++sp) mx = fmaxf(mx, s_w[sp * ROWS + r]);
-      for (int sp = 0; sp < num_splits; ++sp) {
-        const float l = s_w[sp * ROWS + r];
-        const float w = l == -INFINITY ? 0.f : __expf(l - mx);
-        s_w[sp * ROWS + r] = w;
-        sum += w;
-      }
-      const float inv = sum > 0.f ? 1.f / sum : 0.f;
-      for (int sp = 0; sp < num_splits; ++sp) s_w[sp * ROWS + r] *= inv;
-      s_lse[r] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
-    }
-    __syncthreads();
-  }
+                                            int heads, int b, int hk, int chunk) {
   for (int idx = threadIdx.x; idx < ROWS * (D / 8); idx += kThreads) {
     const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
-    const long long gr = grow(r);
-    if (gr < 0) continue;
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, scale = 1.f, out_lse = 0.f;
-    if (staged) {
+    const int row = chunk * ROWS + r;
+    if (row >= rows) continue;
+    const int tok = row / group, hg = row - tok * group;
+    const long long gr = (static_cast<long long>(b) * new_tokens + tok) * heads + hk * group + hg;
+    float mx = -INFINITY;
 #pragma unroll 8
-      for (int sp = 0; sp < num_splits; ++sp) {
-        const float4* src =
-            reinterpret_cast<const float4*>(o_part + (sp * static_cast<long long>(rows_total) + gr) * D + d0);
-        const float4 a = __ldcg(src), c = __ldcg(src + 1);
-        const float w = s_w[sp * ROWS + r];
-        acc[0] += w * a.x;
-        acc[1] += w * a.y;
-        acc[2] += w * a.z;
-        acc[3] += w * a.w;
-        acc[4] += w * c.x;
-        acc[5] += w * c.y;
-        acc[6] += w * c.z;
-        acc[7] += w * c.w;
-      }
-      out_lse = s_lse[r];
-    } else {
-      float mx = -INFINITY, sum = 0.f;
+    for (int sp = 0; sp < num_splits; ++sp)
+      mx = fmaxf(mx, __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr));
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, sum = 0.f;
 #pragma unroll 8
-      for (int sp = 0; sp < num_splits; ++sp)
-        mx = fmaxf(mx, __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr));
-#pragma unroll 8
-      for (int sp = 0; sp < num_splits; ++sp) {
-        const float l = __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr);
-        const float4* src =
-            reinterpret_cast<const float4*>(o_part + (sp * static_cast<long long>(rows_total) + gr) * D + d0);
-        const float4 a = __ldcg(src), c = __ldcg(src + 1);
-        const float w = l == -INFINITY ? 0.f : __expf(l - mx);
-        sum += w;
-        acc[0] += w * a.x;
-        acc[1] += w * a.y;
-        acc[2] += w * a.z;
-        acc[3] += w * a.w;
-        acc[4] += w * c.x;
-        acc[5] += w * c.y;
-        acc[6] += w * c.z;
-        acc[7] += w * c.w;
-      }
-      scale = sum > 0.f ? 1.f / sum : 0.f;
-      out_lse = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+    for (int sp = 0; sp < num_splits; ++sp) {
+      const float l = __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr);
+      const float4* src =
+          reinterpret_cast<const float4*>(o_part + (sp * static_cast<long long>(rows_total) + gr) * D + d0);
+      const float4 a = __ldcg(src), c = __ldcg(src + 1);
+      const float w = l == -INFINITY ? 0.f : __expf(l - mx);
+      sum += w;
+      acc[0] += w * a.x;
+      acc[1] += w * a.y;
+      acc[2] += w * a.z;
+      acc[3] += w * a.w;
+      acc[4] += w * c.x;
+      acc[5] += w * c.y;
+      acc[6] += w * c.z;
+      acc[7] += w * c.w;
     }
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
     uint4 pk;
     std::uint32_t* pw = reinterpret_cast<std::uint32_t*>(&pk);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(acc[2 * x] * scale, acc[2 * x + 1] * scale);
+    for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(acc[2 * x] * inv, acc[2 * x + 1] * inv);
     *reinterpret_cast<uint4*>(static_cast<char*>(o) + (gr * D + d0) * 2) = pk;
-    if (d0 == 0) lse[gr] = out_lse;
+    if (d0 == 0) lse[gr] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
   }
 }
 
 template <int D, int QT, int ROWS>
-__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag, float* s_w,
-                                             int cap) {
+__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag) {
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -251,7 +195,7 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
   if (!*s_flag) return;
   __threadfence();
   combine_splits<D, QT, ROWS>(p.o_part, p.lse_part, p.o, p.lse, p.rows_total, p.num_splits, p.rows, p.group,
-                              p.new_tokens, p.heads, b, hk, chunk, s_w, cap);
+                              p.new_tokens, p.heads, b, hk, chunk);
 }
 
 template <int D, int KV, int QT, int KS>
@@ -286,8 +230,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
       if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
     }
-    finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q), reinterpret_cast<float*>(smem),
-                                 kCombineCap<C>);
+    finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
     return;
   }
 
@@ -596,9 +539,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       if (d0 == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = lse;
     }
   }
-  if (p.num_splits > 1)
-    finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q), reinterpret_cast<float*>(smem),
-                                 kCombineCap<C>);
+  if (p.num_splits > 1) finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
 }
 
 using KernelFn = void (*)(Params);
