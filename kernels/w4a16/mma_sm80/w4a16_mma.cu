@@ -381,7 +381,8 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
   finish_tile<T, MT>(p, acc, reinterpret_cast<float*>(smem), &s_last, m_block, n_block, wn, wk, nt_ok);
 }
 
-// Few tokens (m <= 16): the streaming kernel. A CTA of 8 warps owns 128 columns (2 warps of 64
+// Few tokens (m <= 16; by default on sm_90 only 1-8, the wide kernel's wgmma form taking 9-16
+// in 16-row tiles): the streaming kernel. A CTA of 8 warps owns 128 columns (2 warps of 64
 // across n) and a k range (split-k); its 4 warps along k take every fourth stage (4 k-tiles, 64
 // deep) of that range. Each warp keeps its own ring of kRing stages in shared memory, filled by
 // its own lanes with cp.async (the weight bytes each lane dequantises, the stage's A rows, scale
