@@ -103,7 +103,8 @@ struct Cfg {
   static constexpr int OSTRIDE = D + 4;  // combine scratch row stride (floats)
   static constexpr int SCRATCH_BYTES = KS * ROWS * (OSTRIDE + 2) * 4;
   static constexpr int PIPE_BYTES = STAGES * STAGE_BYTES;
-  static constexpr int SMEM = (PIPE_BYTES > SCRATCH_BYTES ? PIPE_BYTES : SCRATCH_BYTES) + Q_BYTES;
+  static constexpr int SPACE = PIPE_BYTES > SCRATCH_BYTES ? PIPE_BYTES : SCRATCH_BYTES;  // before the Q tile
+  static constexpr int SMEM = SPACE + Q_BYTES;
   static constexpr int CPT_K = D / 4 * EL / 16;  // K chunks a lane reads per row
   static constexpr int VB = D / 8 * EL;          // V bytes a lane reads per row
   static constexpr bool MMA_BF16 = KV == 0;
@@ -135,54 +136,117 @@ __device__ __forceinline__ int swz_v(int r, int q) {
 // launch (graph replays included). No second kernel, so no launch gap.
 //
 // The combine runs while the other SMs may have nothing left to do (one sequence: 8 CTAs
-// combine 33 splits each at the kernel's end), so its L2 reads are kept in flight: no branch on a
-// split's LSE before its rows are read (an empty split's rows are zeros, its weight 0), loops
-// unrolled 8 deep; and it is a separate function, so its registers do not weigh on the main
-// loop's allocation.
-template <int D, int QT, int ROWS>
-__device__ __noinline__ void combine_splits(const float* o_part, const float* lse_part, void* o, float* lse,
-                                            int rows_total, int num_splits, int rows, int group, int new_tokens,
-                                            int heads, int b, int hk, int chunk) {
-  for (int idx = threadIdx.x; idx < ROWS * (D / 8); idx += kThreads) {
-    const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
-    const int row = chunk * ROWS + r;
-    if (row >= rows) continue;
-    const int tok = row / group, hg = row - tok * group;
-    const long long gr = (static_cast<long long>(b) * new_tokens + tok) * heads + hk * group + hg;
-    float mx = -INFINITY;
-#pragma unroll 8
-    for (int sp = 0; sp < num_splits; ++sp)
-      mx = fmaxf(mx, __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr));
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, sum = 0.f;
-#pragma unroll 8
-    for (int sp = 0; sp < num_splits; ++sp) {
-      const float l = __ldcg(lse_part + sp * static_cast<long long>(rows_total) + gr);
-      const float4* src =
-          reinterpret_cast<const float4*>(o_part + (sp * static_cast<long long>(rows_total) + gr) * D + d0);
-      const float4 a = __ldcg(src), c = __ldcg(src + 1);
-      const float w = l == -INFINITY ? 0.f : __expf(l - mx);
-      sum += w;
-      acc[0] += w * a.x;
-      acc[1] += w * a.y;
-      acc[2] += w * a.z;
-      acc[3] += w * a.w;
-      acc[4] += w * c.x;
-      acc[5] += w * c.y;
-      acc[6] += w * c.z;
-      acc[7] += w * c.w;
-    }
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    uint4 pk;
-    std::uint32_t* pw = reinterpret_cast<std::uint32_t*>(&pk);
+// combine 33-49 splits each at the kernel's end), so it is paced by L2 round trips and keeps as
+// many reads in flight as it can without registers: each thread takes 4 floats of a row (IPI
+// such pieces at a time where a thread has more than one) and reads NB splits' pieces at once
+// by cp.async into its own slots of shared memory (the pipeline's space, idle by now), their
+// LSEs beside them into registers, then folds the batch into a running maximum and sum (one
+// pass over the splits). An empty split's rows are zeros, its LSE -inf, its weight 0.
+template <int D, int QT, int NB, int IPI>
+__device__ __forceinline__ void combine_items(const float* o_part, const float* lse_part, void* o, float* lse,
+                                              int rows_total, int num_splits, int valid_rows, int row0, int group,
+                                              int new_tokens, int heads, int b, int hk, std::uint32_t stage) {
+  constexpr int PER_ROW = D / 4;
+  constexpr int SB = NB / IPI;  // splits a batch
+  const int items = valid_rows * PER_ROW;
+  const std::uint32_t slot0 = stage + threadIdx.x * 16;
+#pragma unroll 1
+  for (int base = threadIdx.x; base < items; base += IPI * kThreads) {
+    long long gr[IPI];
+    int d0[IPI];
+    bool live[IPI];
+    float m[IPI], sum[IPI], acc[IPI][4];
 #pragma unroll
-    for (int x = 0; x < 4; ++x) pw[x] = pack2<QT == 0>(acc[2 * x] * inv, acc[2 * x + 1] * inv);
-    *reinterpret_cast<uint4*>(static_cast<char*>(o) + (gr * D + d0) * 2) = pk;
-    if (d0 == 0) lse[gr] = sum > 0.f ? mx + __logf(sum) : -INFINITY;
+    for (int k = 0; k < IPI; ++k) {
+      const int idx = base + k * kThreads;
+      live[k] = idx < items;
+      const int r = live[k] ? idx / PER_ROW : 0;
+      d0[k] = live[k] ? (idx % PER_ROW) * 4 : 0;
+      const int row = row0 + r;
+      const int tok = row / group, hg = row - tok * group;
+      gr[k] = (static_cast<long long>(b) * new_tokens + tok) * heads + hk * group + hg;
+      m[k] = -INFINITY;
+      sum[k] = acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = 0.f;
+    }
+#pragma unroll 1
+    for (int s0 = 0; s0 < num_splits; s0 += SB) {
+      float l[IPI][SB];
+#pragma unroll
+      for (int k = 0; k < IPI; ++k)
+#pragma unroll
+        for (int i = 0; i < SB; ++i) {
+          const bool ok = live[k] && s0 + i < num_splits;
+          const long long at = ok ? (s0 + i) * static_cast<long long>(rows_total) + gr[k] : 0;
+          cp_async16(slot0 + (k * SB + i) * kThreads * 16, o_part + at * D + d0[k], ok);
+        }
+      cp_async_commit();
+#pragma unroll
+      for (int k = 0; k < IPI; ++k)
+#pragma unroll
+        for (int i = 0; i < SB; ++i)
+          l[k][i] = live[k] && s0 + i < num_splits
+                        ? __ldcg(lse_part + (s0 + i) * static_cast<long long>(rows_total) + gr[k])
+                        : -INFINITY;
+      cp_async_wait<0>();
+#pragma unroll
+      for (int k = 0; k < IPI; ++k) {
+        float mb = m[k];
+#pragma unroll
+        for (int i = 0; i < SB; ++i) mb = fmaxf(mb, l[k][i]);
+        if (mb == -INFINITY) continue;  // every split so far empty (or no item)
+        const float keep = m[k] == -INFINITY ? 0.f : __expf(m[k] - mb);
+        m[k] = mb;
+        sum[k] *= keep;
+#pragma unroll
+        for (int x = 0; x < 4; ++x) acc[k][x] *= keep;
+#pragma unroll
+        for (int i = 0; i < SB; ++i) {
+          const float w = l[k][i] == -INFINITY ? 0.f : __expf(l[k][i] - mb);
+          float4 v;
+          asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                       : "r"(slot0 + (k * SB + i) * kThreads * 16));
+          sum[k] += w;
+          acc[k][0] += w * v.x;
+          acc[k][1] += w * v.y;
+          acc[k][2] += w * v.z;
+          acc[k][3] += w * v.w;
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < IPI; ++k) {
+      if (!live[k]) continue;
+      const float inv = sum[k] > 0.f ? 1.f / sum[k] : 0.f;
+      *reinterpret_cast<uint2*>(static_cast<char*>(o) + (gr[k] * D + d0[k]) * 2) =
+          make_uint2(pack2<QT == 0>(acc[k][0] * inv, acc[k][1] * inv), pack2<QT == 0>(acc[k][2] * inv, acc[k][3] * inv));
+      if (d0[k] == 0) lse[gr[k]] = sum[k] > 0.f ? m[k] + __logf(sum[k]) : -INFINITY;
+    }
   }
 }
 
-template <int D, int QT, int ROWS>
-__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag) {
+// Two pieces a thread at a time where the chunk's rows give a thread more than one and the
+// splits fit half the slots (then every piece is done in one batch). A separate function, so it
+// does not weigh on the main loop's register allocation.
+template <int D, int QT, int NB>
+__device__ __noinline__ void combine_splits(const float* o_part, const float* lse_part, void* o, float* lse,
+                                            int rows_total, int num_splits, int valid_rows, int row0, int group,
+                                            int new_tokens, int heads, int b, int hk, std::uint32_t stage) {
+  if (valid_rows * (D / 4) > kThreads && 2 * num_splits <= NB)
+    combine_items<D, QT, NB, 2>(o_part, lse_part, o, lse, rows_total, num_splits, valid_rows, row0, group, new_tokens,
+                                heads, b, hk, stage);
+  else
+    combine_items<D, QT, NB, 1>(o_part, lse_part, o, lse, rows_total, num_splits, valid_rows, row0, group, new_tokens,
+                                heads, b, hk, stage);
+}
+
+// `stage`: shared memory free for the combine (`space` bytes, the pipeline's or the scratch's).
+template <int D, int QT, int ROWS, int SPACE>
+__device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int chunk, int* s_flag,
+                                             unsigned char* stage) {
+  constexpr int NB_MAX = 8;
+  constexpr int NB = SPACE / (kThreads * 16) < NB_MAX ? SPACE / (kThreads * 16) : NB_MAX;
+  static_assert(NB >= 1, "combine slots");
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -194,15 +258,17 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
   __syncthreads();
   if (!*s_flag) return;
   __threadfence();
-  combine_splits<D, QT, ROWS>(p.o_part, p.lse_part, p.o, p.lse, p.rows_total, p.num_splits, p.rows, p.group,
-                              p.new_tokens, p.heads, b, hk, chunk);
+  const int row0 = chunk * ROWS;
+  combine_splits<D, QT, NB>(p.o_part, p.lse_part, p.o, p.lse, p.rows_total, p.num_splits, min(ROWS, p.rows - row0),
+                            row0, p.group, p.new_tokens, p.heads, b, hk,
+                            static_cast<std::uint32_t>(__cvta_generic_to_shared(stage)));
 }
 
 template <int D, int KV, int QT, int KS>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   using C = Cfg<D, KV, QT, KS>;
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* s_q = smem + (C::PIPE_BYTES > C::SCRATCH_BYTES ? C::PIPE_BYTES : C::SCRATCH_BYTES);
+  unsigned char* s_q = smem + C::SPACE;
   const std::uint32_t smem_u32 = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
 
   const int split = blockIdx.x;
@@ -230,7 +296,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
       if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
     }
-    finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
+    finish_split<D, QT, C::ROWS, C::SPACE>(p, b, hk, chunk, reinterpret_cast<int*>(s_q), smem);
     return;
   }
 
@@ -539,7 +605,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       if (d0 == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = lse;
     }
   }
-  if (p.num_splits > 1) finish_split<D, QT, C::ROWS>(p, b, hk, chunk, reinterpret_cast<int*>(s_q));
+  if (p.num_splits > 1) finish_split<D, QT, C::ROWS, C::SPACE>(p, b, hk, chunk, reinterpret_cast<int*>(s_q), smem);
 }
 
 using KernelFn = void (*)(Params);
