@@ -66,13 +66,14 @@ def cmd_versus(args) -> int:
     results = _load_all(args.files)
     try:
         with _warnings_to_stderr():
-            v = versus(results, args.impl, args.peer, target=args.target, benchmarks=args.benchmark)
+            v = versus(results, args.impl, args.peer, target=args.target, benchmarks=args.benchmark, by=args.by,
+                       metric=args.metric)
     except VersusError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     fmt = "csv" if args.csv else "markdown" if args.markdown else "text"
     axes = {n: r.axes(n) for r in results for n in r.benchmarks}
-    text = format_versus(v, args.impl, args.peer, args.target, fmt, axes=axes)
+    text = format_versus(v, args.impl, args.peer, args.target, fmt, axes=axes, by=args.by)
     _emit(text, args.output)
     return 0
 
@@ -190,8 +191,15 @@ def main(argv=None) -> int:
     v = sub.add_parser("versus", help="one implementation against another run beside it: per point, the ratio "
                                       "within each file, median and spread over the files (rounds)")
     v.add_argument("files", nargs="+", help="result files (.h5), e.g. rounds of one config")
-    v.add_argument("--impl", required=True, help="the implementation rated (numerator)")
-    v.add_argument("--peer", required=True, help="the implementation it is rated against (denominator)")
+    v.add_argument("--impl", required=True, help="the implementation rated (numerator), or with --by a value of that axis")
+    v.add_argument("--peer", required=True, help="the implementation it is rated against (denominator), or with --by "
+                                                 "the other value")
+    v.add_argument("--by", default="impl", metavar="AXIS",
+                   help="compare two values of this axis instead of two implementations (e.g. --by kv_dtype "
+                        "--impl fp8_e4m3 --peer bf16); the implementation is then one of the point's keys")
+    v.add_argument("--metric", metavar="COLUMN",
+                   help="rate by this points column instead of the benchmark's comparison metric (e.g. "
+                        "tokens_per_s; a time_* column is lower-is-better)")
     v.add_argument("--target", type=float, metavar="RATIO",
                    help="verdict per point: met (every round >= RATIO), not met (every round below), spread")
     fmt = v.add_mutually_exclusive_group()

@@ -9,6 +9,12 @@ median, the smallest and the largest of its per-file ratios, and the medians of 
 throughputs. With a target ratio the verdict is "met" (every round at or above it), "not met"
 (every round below) or "spread" (the rounds fall on both sides: the target lies within the
 run-to-run spread).
+
+The two sides need not be implementations: `by` names another axis (kv_dtype, page_size, mode,
+...) whose two values are compared point by point within each file, the implementation then
+being one of the point's keys (fa3's fp8 K/V against its bf16 K/V in the same run). `metric`
+overrides the column the benchmark's description rates by (tokens_per_s where the bytes differ
+between the sides; a column named time_* is lower-is-better).
 """
 
 from __future__ import annotations
@@ -49,23 +55,43 @@ def target_verdict(ratios: Sequence[float], target: Optional[float]) -> str:
     return SPREAD
 
 
-def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str]] = None) -> pd.DataFrame:
-    """impl against peer in one file: a row per point of every benchmark where both appear."""
+# The implementation's column, renamed where it is one of the keys (by is another axis), so that
+# it does not meet the rated "impl" value column.
+IMPL_KEY = "implementation"
+
+
+def _rating(bench, t: pd.DataFrame, name: str, metric: Optional[str]) -> tuple:
+    """(metric, higher_is_better, unit): the description's, or the requested column's."""
+    if metric is None:
+        return rating(bench)
+    if metric not in t:
+        raise VersusError(f"benchmark {name!r} has no column {metric!r}")
+    return metric, not metric.startswith("time_"), bench.units.get(metric, "")
+
+
+def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str]] = None, by: str = "impl",
+             metric: Optional[str] = None) -> pd.DataFrame:
+    """impl against peer (two values of the column `by`) in one file: a row per point of every
+    benchmark where both appear."""
     frames = []
     for name, b in result.benchmarks.items():
         if benchmarks and name not in benchmarks:
             continue
         t = result.table(name)
-        if t.empty or "impl" not in t:
+        if t.empty or by not in t:
             continue
-        mine, theirs = t[t["impl"] == impl], t[t["impl"] == peer]
+        side = t[by].astype(str)
+        mine, theirs = t[side == impl], t[side == peer]
         if mine.empty or theirs.empty:
             continue
-        keys = [a for a in b.axes if a in t]
+        keys = [a for a in b.axes if a in t and a != by]
+        if by != "impl":
+            mine, theirs = (x.rename(columns={"impl": IMPL_KEY}) for x in (mine, theirs))
+            keys = [IMPL_KEY] + keys
         # compare_points rates B against A: the peer is A, the implementation B.
-        metric, hib, unit = rating(b)
-        cmp = compare_points(theirs.drop(columns="impl"), mine.drop(columns="impl"), keys, benchmark=name,
-                             metric=metric, higher_is_better=hib, unit=unit)
+        metric_col, hib, unit = _rating(b, t, name, metric)
+        cmp = compare_points(theirs.drop(columns=by), mine.drop(columns=by), keys, benchmark=name,
+                             metric=metric_col, higher_is_better=hib, unit=unit)
         cmp = cmp.rename(columns={"a": "peer", "b": "impl", "status_a": "status_peer", "status_b": "status_impl"})
         cmp.insert(0, "file", result.path)
         frames.append(cmp)
@@ -73,25 +99,29 @@ def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str
 
 
 def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[float] = None,
-           benchmarks: Optional[List[str]] = None) -> pd.DataFrame:
+           benchmarks: Optional[List[str]] = None, by: str = "impl", metric: Optional[str] = None) -> pd.DataFrame:
     """Per benchmark and point: rounds (files where both ran ok), medians of impl and peer,
-    median / min / max of the per-file ratios impl / peer, and the target verdict.
+    median / min / max of the per-file ratios impl / peer, and the target verdict. impl and peer
+    are implementations, or with `by` two values of that axis (compared as text).
 
-    Raises VersusError when impl == peer or when no file has a benchmark running both.
+    Raises VersusError when impl == peer, when no file has a benchmark running both, or when a
+    requested metric is not a column of a benchmark that has both.
     """
     if impl == peer:
-        raise VersusError(f"the implementation and its peer are both {impl!r}")
+        what = "implementation and its peer" if by == "impl" else f"two sides of {by!r}"
+        raise VersusError(f"the {what} are both {impl!r}")
     if target is not None and not (np.isfinite(target) and target > 0):
         raise VersusError(f"target must be a positive ratio, not {target}")
     devices = sorted({r.device for r in results})
     if len(devices) > 1:
         warnings.warn("the files come from different devices (" + "; ".join(devices) + "): each ratio is "
                       "still taken within one file, but their spread mixes devices", stacklevel=2)
-    frames = [f for f in (per_file(r, impl, peer, benchmarks) for r in results) if not f.empty]
+    frames = [f for f in (per_file(r, impl, peer, benchmarks, by, metric) for r in results) if not f.empty]
     if not frames:
-        seen = sorted({str(i) for r in results for i in r.points.get("impl", pd.Series(dtype=object)).unique()})
+        seen = sorted({str(i) for r in results for i in r.points.get(by, pd.Series(dtype=object)).unique()})
+        what = "implementations" if by == "impl" else f"values of {by}"
         raise VersusError(f"no benchmark ran both {impl!r} and {peer!r} in these files "
-                          f"(implementations seen: {', '.join(seen) or 'none'})")
+                          f"({what} seen: {', '.join(seen) or 'none'})")
     allf = pd.concat(frames, ignore_index=True, sort=False)
     rows = []
     for name in dict.fromkeys(allf["benchmark"]):
@@ -121,16 +151,20 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
 
 
 def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float] = None, fmt: str = "text",
-                  axes: Optional[dict] = None) -> str:
+                  axes: Optional[dict] = None, by: str = "impl") -> str:
     """The race as text tables, Markdown or CSV (one table per benchmark)."""
     if fmt == "csv":
         return v.to_csv(index=False)
+    if by != "impl":
+        impl, peer = f"{by}={impl}", f"{by}={peer}"
     lines = [f"{impl} against {peer}: ratio = {impl} / {peer} within each file, median (min-max) over the files"
              + (f"; target {target:g}" if target is not None else ""), ""]
     for name in dict.fromkeys(v["benchmark"]):
         g = v[v["benchmark"] == name]
-        keys = (axes or {}).get(name) or [c for c in g.columns if c not in _SUMMARY]
+        keys = [k for k in ((axes or {}).get(name) or [c for c in g.columns if c not in _SUMMARY]) if k in g]
         shown = _varying(g, keys) or keys[:1]
+        if IMPL_KEY in g and IMPL_KEY not in shown:
+            shown = [IMPL_KEY] + shown
         label = _label(g)
         t = pd.DataFrame({c: g[c].map(_fmt_value) for c in shown})
         # "2/3": a point that ran side by side in fewer files than the benchmark appears in.

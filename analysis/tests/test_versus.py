@@ -1,5 +1,6 @@
 """versus: one implementation against another run beside it, over rounds (files)."""
 
+import os
 import shutil
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 from genbench_analysis import loader
 from genbench_analysis.__main__ import main
 from genbench_analysis.versus import MET, NOT_MET, SPREAD, VersusError, target_verdict, versus
+
+from conftest import REPO
 
 # Per file (round): the reference implementation's throughput over the peer's.
 RATIOS = [1.10, 1.02, 1.06]
@@ -159,3 +162,64 @@ def test_files_from_different_devices_warn(rounds, tmp_path, capsys):
     assert "warning: the files come from different devices" in err
     assert main(["versus", *rounds[1:], "--impl", "reference", "--peer", "peer"]) == 0
     assert "different devices" not in capsys.readouterr().err
+
+
+# Two rounds of experiments/configs/decode-fp8.yaml on an H200 (fa3 with bf16 and fp8_e4m3 K/V
+# in each file): the committed files, read as they are.
+DECODE_FP8 = [os.path.join(REPO, "results", "committed", "decode-combine2-h200-2026-12-02", "e-back-to-back",
+                           f"eager-r{i}.h5") for i in (1, 2)]
+
+
+def _times(path):
+    """(benchmark, kv_dtype, page_size) -> median time of fa3's point, read straight from the file."""
+    import h5py
+
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name, g in f["benchmarks"].items():
+            for p in g["points"][()]:
+                if p["status"] == b"ok":
+                    out[(name, p["kv_dtype"].decode(), int(p["page_size"]))] = p["time_median_s"]
+    return out
+
+
+def test_two_values_of_an_axis_by_a_requested_metric():
+    v = versus([loader.load(p) for p in DECODE_FP8], "fp8_e4m3", "bf16", target=1.8, by="kv_dtype",
+               metric="tokens_per_s")
+    times = [_times(p) for p in DECODE_FP8]
+    assert len(v) == 5 and set(v["implementation"]) == {"fa3"} and set(v["metric"]) == {"tokens_per_s"}
+    for _, row in v.iterrows():
+        key = (row["benchmark"], "bf16", int(row["page_size"]))
+        fp8 = (row["benchmark"], "fp8_e4m3", int(row["page_size"]))
+        # Same tokens on both sides: the tokens/s ratio is bf16's time over fp8's, per file.
+        per_file = [t[key] / t[fp8] for t in times]
+        assert row["rounds"] == 2
+        assert row["ratio"] == pytest.approx(np.median(per_file), rel=1e-9)
+        assert row["ratio_min"] == pytest.approx(min(per_file), rel=1e-9)
+        assert row["verdict"] == (MET if min(per_file) >= 1.8 else NOT_MET if max(per_file) < 1.8 else SPREAD)
+    b64 = v[v["benchmark"] == "llama3-8b-b64"].iloc[0]
+    assert b64["verdict"] == MET and 1.8 < b64["ratio"] < 1.9
+    # By the description's metric instead (GB/s: fp8 moves half the bytes, so the ratio is lower).
+    gbps = versus([loader.load(p) for p in DECODE_FP8], "fp8_e4m3", "bf16", by="kv_dtype")
+    assert set(gbps["metric"]) == {"GBps"} and (gbps["ratio"].to_numpy() < v["ratio"].to_numpy()).all()
+
+
+def test_axis_requests_that_cannot_be_met_are_errors():
+    results = [loader.load(DECODE_FP8[0])]
+    with pytest.raises(VersusError, match="two sides of 'kv_dtype' are both 'bf16'"):
+        versus(results, "bf16", "bf16", by="kv_dtype")
+    with pytest.raises(VersusError, match=r"values of kv_dtype seen: bf16, fp8_e4m3"):
+        versus(results, "fp8", "bf16", by="kv_dtype")
+    with pytest.raises(VersusError, match="has no column 'nope'"):
+        versus(results, "fp8_e4m3", "bf16", by="kv_dtype", metric="nope")
+
+
+def test_axis_on_the_command_line(capsys):
+    assert main(["versus", *DECODE_FP8, "--by", "kv_dtype", "--impl", "fp8_e4m3", "--peer", "bf16", "--metric",
+                 "tokens_per_s", "--target", "1.8", "-b", "llama3-8b-b64"]) == 0
+    out = capsys.readouterr().out
+    assert "kv_dtype=fp8_e4m3 against kv_dtype=bf16" in out and "== llama3-8b-b64 (tokens/s) ==" in out
+    assert "implementation" in out and "fa3" in out and MET in out and "llama3-8b-b8" not in out
+    assert main(["versus", *DECODE_FP8, "--by", "kv_dtype", "--impl", "fp8_e4m3", "--peer", "bf16", "--metric",
+                 "nope"]) == 2
+    assert "has no column 'nope'" in capsys.readouterr().err
