@@ -410,6 +410,13 @@ std::vector<Spec> split_specs() {
       {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 0},
       {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 2},
       {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::fp8_e4m3, 4},
+      // 70B b=16 bf16: its planned 2 splits are one wave of 256 CTAs; more, shorter CTAs.
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 4},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 8},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 16},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 33},
+      {16, 64, 8, 128, 1, 16384, 0, false, true, E::bf16, E::bf16, 0},
   };
 }
 
