@@ -218,8 +218,8 @@ __device__ __forceinline__ void combine_items(const float* o_part, const float* 
     for (int k = 0; k < IPI; ++k) {
       if (!live[k]) continue;
       const float inv = sum[k] > 0.f ? 1.f / sum[k] : 0.f;
-      *reinterpret_cast<uint2*>(static_cast<char*>(o) + (gr[k] * D + d0[k]) * 2) =
-          make_uint2(pack2<QT == 0>(acc[k][0] * inv, acc[k][1] * inv), pack2<QT == 0>(acc[k][2] * inv, acc[k][3] * inv));
+      *reinterpret_cast<uint2*>(static_cast<char*>(o) + (gr[k] * D + d0[k]) * 2) = make_uint2(
+          pack2<QT == 0>(acc[k][0] * inv, acc[k][1] * inv), pack2<QT == 0>(acc[k][2] * inv, acc[k][3] * inv));
       if (d0[k] == 0) lse[gr[k]] = sum[k] > 0.f ? m[k] + __logf(sum[k]) : -INFINITY;
     }
   }
