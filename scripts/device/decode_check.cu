@@ -385,7 +385,7 @@ std::vector<Spec> bench_specs() {
   };
 }
 
-// The splits mode's shapes: fp8 K/V and the 128K sequence at forced split counts beside the
+// The splits mode's shapes: fp8 K/V, the 128K sequence and 70B b=16 at forced split counts beside the
 // planned ones (a bf16 shape first, to be timed again later in the list).
 std::vector<Spec> split_specs() {
   using E = fa3::Elem;

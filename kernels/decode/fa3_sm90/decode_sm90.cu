@@ -136,8 +136,9 @@ __device__ __forceinline__ int swz_v(int r, int q) {
 // launch (graph replays included). No second kernel, so no launch gap.
 //
 // The combine runs while the other SMs may have nothing left to do (one sequence: 8 CTAs
-// combine 33-49 splits each at the kernel's end), so it is paced by L2 round trips and keeps as
-// many reads in flight as it can without registers: each thread takes 4 floats of a row (IPI
+// combine 33 splits each at the kernel's end), so it keeps as many L2 reads in flight as it can
+// without registers (on the H200 about 3.5 µs of the 128K tail are not these reads' round trips:
+// docs/lab/decode.md): each thread takes 4 floats of a row (IPI
 // such pieces at a time where a thread has more than one) and reads NB splits' pieces at once
 // by cp.async into its own slots of shared memory (the pipeline's space, idle by now), their
 // LSEs beside them into registers, then folds the batch into a running maximum and sum (one
