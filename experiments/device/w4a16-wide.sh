@@ -11,6 +11,8 @@
 #   racecheck compute-sanitizer racecheck of the check's small validation set (`sanitize` mode)
 #   sass      opcode counts of the fp16 int4 64-row wide kernel and its SASS (sass.txt; the wgmma
 #             form, or SASS_KERNEL=Lb0ELi8ELb0E for the mma.sync one)
+#   probe     m = 1: the streaming kernel beside read-only kernels of its bytes (its copy pattern
+#             alone, contiguous ranges, a plain read) and fp16 cuBLASLt (lab/w4a16.md v8)
 #   ncu       Nsight Compute of m = 64 at 28672 x 8192 (the wgmma form on sm_90), with the stall
 #             reasons per issue
 # Prebuilt .w4/w4a16_check and .w4/w4a16_gtest used (nvcc, sm_90a; commands in the lab record).
@@ -35,6 +37,10 @@ for part in $parts; do
     sweep)
       step sweep 180 sweep.txt "$W" sweep-large
       grep CSV "$OUT/sweep.txt" | cut -c1-300 ;;
+    probe)
+      step probe 240 probe.txt "$W" probe
+      grep -E "SAMPLED FAIL|FAILURES" "$OUT/probe.txt"
+      grep CSV "$OUT/probe.txt" | cut -c1-330 ;;
     sanitize)
       step sanitize 90 sanitize.txt compute-sanitizer --tool memcheck .w4/w4a16_gtest
       grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/sanitize.txt" ;;

@@ -15,6 +15,7 @@
 //              wgmma form on sm_90, there also with 16-row tiles at m = 16)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
+//   probe      m = 1: the streaming kernel beside read-only kernels of the same bytes (probe_m1)
 // Lines starting with "CSV," are machine-readable.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -23,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -989,6 +991,201 @@ void profile_launches() {
   cudaFree(d);
 }
 
+// ---------------------------------------------------------------- probe: what paces m = 1
+// Three read-only kernels beside the streaming kernel and fp16 cuBLASLt at m = 1 (fp16 int4,
+// group 128, weights L2-cold), to tell the streaming kernel's copy pattern from its compute:
+//   pattern  the streaming kernel's copies alone: its grid (column blocks x its split), 8 warps of
+//            which 4 along k take every fourth 64-deep stage, each warp's own ring of 4 slots
+//            filled by its lanes' cp.async (the 16 bytes of each of 4 k-tiles, 2 chunks of A rows,
+//            a scale row), waited on as the kernel does; the compute is one XOR of the lane's
+//            weight bytes
+//   linear   the same ring machinery and grid, each CTA reading one contiguous range of the
+//            codes (2 KB a warp a stage, the CTA's 8 warps on consecutive 2 KB)
+//   ldg      a plain read: 8 CTAs of 256 threads an SM, 4 independent 16-byte loads a thread
+// The constants mirror kernels/w4a16/mma_sm80/w4a16_mma.cu's streaming kernel (8 warps, 4
+// along k, 4 k-tiles a stage, ring of 4 up to 8 tokens, 144-byte A rows).
+constexpr int kProbeRing = 4, kProbeWarpsK = 4, kProbeStage = 4 * kTileBytes + 8 * 144 + 256;
+
+__device__ __forceinline__ void probe_cp16(std::uint32_t dst, const void* src, bool full) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
+}
+__device__ __forceinline__ void probe_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void probe_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// LINEAR: the CTA's range of the codes is contiguous (else the streaming kernel's tiles).
+template <bool LINEAR>
+__global__ void __launch_bounds__(256, 2)
+    probe_copies(const unsigned char* w, const unsigned char* s, const std::uint16_t* a, int n, int k, int nb,
+                 int splits, std::size_t cta_bytes, unsigned* sink) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wn = warp / kProbeWarpsK, wk = warp % kProbeWarpsK;
+  const int g = lane / 4, t = lane % 4, ntn = n / kTileN;
+  const int n_block = blockIdx.x % nb, split = blockIdx.x / nb;
+  const int stages = k / (4 * kTileK);
+  const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / splits);
+  const int s_end = static_cast<int>(static_cast<long long>(split + 1) * stages / splits);
+  const int nt = n_block * 2 + wn;
+  const int my_stages = nt < ntn && s_begin + wk < s_end ? (s_end - s_begin - wk + kProbeWarpsK - 1) / kProbeWarpsK : 0;
+  const std::size_t tile_stride = static_cast<std::size_t>(ntn) * kTileBytes;
+  const int first = s_begin + wk;
+  // Weights: the kernel's tiles, or 2 KB chunk (8 i + warp) of the CTA's contiguous range.
+  const unsigned char* w_src = LINEAR ? w + blockIdx.x * cta_bytes + warp * 2048 + lane * 16
+                                      : w + (static_cast<std::size_t>(first) * 4 * ntn + nt) * kTileBytes + lane * 16;
+  const std::size_t w_unit = LINEAR ? 512 : tile_stride, w_step = LINEAR ? 8 * 2048 : kProbeWarpsK * 4 * tile_stride;
+  const int lin_stages = static_cast<int>(cta_bytes / (8 * 2048));
+  const int count = LINEAR ? lin_stages : my_stages;
+  const std::uint16_t* a_src = a + first * 4 * kTileK + t * 16;
+  const unsigned char* s_col = s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
+  int k_row = first * 4 * kTileK + 32 * (t & 1);
+  unsigned char* ring = smem + warp * kProbeRing * kProbeStage;
+  const std::uint32_t ring_begin = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
+  std::uint32_t slot = ring_begin;
+  auto load = [&]() {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) probe_cp16(slot + u * kTileBytes + lane * 16, w_src + u * w_unit, true);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) probe_cp16(slot + 4 * kTileBytes + g * 144 + t * 32 + c * 16, a_src + c * 8, g == 0);
+    if (t < 2) probe_cp16(slot + 4 * kTileBytes + 8 * 144 + ((t & 1) * 8 + g) * 16, s_col + (k_row >> 7) * n * 2, true);
+    w_src += w_step;
+    a_src += kProbeWarpsK * 4 * kTileK;
+    k_row += kProbeWarpsK * 4 * kTileK;
+    slot = slot + kProbeStage == ring_begin + kProbeRing * kProbeStage ? ring_begin : slot + kProbeStage;
+  };
+  for (int i = 0; i < kProbeRing - 1; ++i) {
+    if (i < count) load();
+    probe_commit();
+  }
+  unsigned acc = 0;
+  const unsigned char* st = ring;
+  for (int it = 0; it < count; ++it) {
+    probe_wait<kProbeRing - 2>();
+    __syncwarp();
+    if (it + kProbeRing - 1 < count) load();
+    probe_commit();
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const uint4 v = *reinterpret_cast<const uint4*>(st + u * kTileBytes + lane * 16);
+      acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    st = st + kProbeStage == ring + kProbeRing * kProbeStage ? ring : st + kProbeStage;
+  }
+  probe_wait<0>();
+  if (acc == 0x9E3779B9u) sink[0] = acc;  // keeps the reads; never true for the probe's data in practice
+}
+
+__global__ void __launch_bounds__(256)
+    probe_ldg(const uint4* w, std::size_t w16, const uint4* s, std::size_t s16, unsigned* sink) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + 3 * stride < w16; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = __ldcs(w + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < w16; i += stride) {
+    const uint4 v = __ldcs(w + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < s16; j += stride) {
+    const uint4 v = __ldcs(s + j);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
+void probe_m1() {
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int smem = 8 * kProbeRing * kProbeStage;
+  CK(cudaFuncSetAttribute(probe_copies<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CK(cudaFuncSetAttribute(probe_copies<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  auto* sink = dalloc<unsigned>(1);
+  for (const auto& nk : kLayerShapes) {
+    const std::int64_t n = nk.first, k = nk.second;
+    const ColdWeights cw(n, k);
+    const std::size_t c4 = cw.copies, c16 = copies_for(n * k * 2);
+    std::vector<std::uint16_t*> w16(c16);
+    for (std::size_t c = 0; c < c16; ++c) {
+      w16[c] = dalloc<std::uint16_t>(n * k);
+      fill_16(w16[c], n * k, 400 + c, -0.05f, 0.05f, false);
+    }
+    auto* a = dalloc<std::uint16_t>(k);
+    auto* d = dalloc<std::uint16_t>(n);
+    fill_16(a, k, 500, -1.0f, 1.0f, false);
+    std::vector<std::unique_ptr<MmaGemm>> plans;
+    void* ws = nullptr;
+    for (std::size_t c = 0; c < c4; ++c) {
+      Arguments args;
+      args.m = 1;
+      args.n = n;
+      args.k = k;
+      args.group = 128;
+      args.a = a;
+      args.d = d;
+      args.w = cw.w[c];
+      args.scales = cw.sc[c];
+      plans.push_back(std::make_unique<MmaGemm>(args, 0));
+      if (!ws && plans.back()->workspace_size()) CK(cudaMalloc(&ws, plans.back()->workspace_size()));
+      plans.back()->initialize(ws, g_stream);
+    }
+    CK(cudaMemsetAsync(d, 0xff, n * 2, g_stream));
+    plans[0]->run(g_stream);
+    validate_sampled("fp16 fused", 1, n, k, 128, false, false, a, cw.w[0], cw.sc[0], cw.sc[0], d);
+    const int nb = static_cast<int>(n / 128), splits = plans[0]->splits(), ctas = nb * splits;
+    const std::size_t cta_bytes = cw.wbytes / ctas / (8 * 2048) * (8 * 2048);  // whole steps of the 8 warps
+    auto kernel = [&](int i) { plans[i % c4]->run(g_stream); };
+    LtPlan lt16(CUDA_R_16F, CUDA_R_16F, 1, n, k);
+    auto dense = [&](int i) { lt16.run(a, w16[i % c16], d, g_stream); };
+    tune(lt16, 8, dense);
+    auto pattern = [&](int i) {
+      probe_copies<false>
+          <<<ctas, 256, smem, g_stream>>>(cw.w[i % c4], cw.sc[i % c4], a, (int)n, (int)k, nb, splits, cta_bytes, sink);
+    };
+    auto linear = [&](int i) {
+      probe_copies<true>
+          <<<ctas, 256, smem, g_stream>>>(cw.w[i % c4], cw.sc[i % c4], a, (int)n, (int)k, nb, splits, cta_bytes, sink);
+    };
+    auto ldg = [&](int i) {
+      probe_ldg<<<sms * 8, 256, 0, g_stream>>>(reinterpret_cast<const uint4*>(cw.w[i % c4]), cw.wbytes / 16,
+                                               reinterpret_cast<const uint4*>(cw.sc[i % c4]), cw.sbytes / 16, sink);
+    };
+    CK(cudaGetLastError());
+    const std::vector<std::function<void(int)>> fns = {kernel, dense, pattern, linear, ldg};
+    std::vector<std::array<double, 3>> t(fns.size());
+    for (int r = 0; r < 3; ++r)
+      for (std::size_t f = 0; f < fns.size(); ++f) {
+        const std::size_t j = r % 2 ? fns.size() - 1 - f : f;  // alternating order
+        t[j][r] = time_op(fns[j]);
+      }
+    CK(cudaGetLastError());
+    double med[5];
+    for (std::size_t f = 0; f < fns.size(); ++f) {
+      std::sort(t[f].begin(), t[f].end());
+      med[f] = t[f][1];
+    }
+    const double b4 = cw.wbytes + cw.sbytes, blin = static_cast<double>(cta_bytes) * ctas;
+    std::printf(
+        "CSV,probe,n=%lld,k=%lld,ctas=%d,splits=%d,kernel_us=%.2f,lt16_us=%.2f,pattern_us=%.2f,linear_us=%.2f,ldg_us=%."
+        "2f,kernel_GBps=%.0f,pattern_GBps=%.0f,linear_GBps=%.0f,ldg_GBps=%.0f,lt16_GBps=%.0f,lt16/kernel=%.3f,lt16/"
+        "pattern=%.3f,lt16/ldg=%.3f,%s\n",
+        (long long)n, (long long)k, ctas, splits, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6, med[4] * 1e6,
+        b4 / med[0] * 1e-9, b4 / med[2] * 1e-9, blin / med[3] * 1e-9, b4 / med[4] * 1e-9, n * k * 2.0 / med[1] * 1e-9,
+        med[1] / med[0], med[1] / med[2], med[1] / med[4], lt16.variant.c_str());
+    std::fflush(stdout);
+    for (auto p : w16) cudaFree(p);
+    cudaFree(a);
+    cudaFree(d);
+    if (ws) cudaFree(ws);
+  }
+  cudaFree(sink);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1014,6 +1211,7 @@ int main(int argc, char** argv) {
   } else if (mode == "dequant") {
     time_dequant();
   } else if (mode == "probe") {
+    probe_m1();
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
