@@ -1015,8 +1015,14 @@ __device__ __forceinline__ void probe_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// LINEAR: the CTA's range of the codes is contiguous (else the streaming kernel's tiles).
-template <bool LINEAR>
+// Where the codes are read from (the grid, warps, stages and ring are the streaming kernel's):
+//   kTiles   the tiled layout: a warp's stage is 4 pieces of 512 bytes, n * 8 bytes apart
+//   kLinear  each CTA one contiguous range of the codes, 2 KB a warp a stage
+//   kStage2  a stage-major layout: the 4 k-tiles of a stage of one tile column contiguous (2 KB,
+//            tile column after tile column within a stage), so a warp's stage is one 2 KB piece
+//   kStage4  8 k-tiles of a tile column contiguous (4 KB, the wide kernel's 128-deep stage)
+enum ProbeOrder { kTiles, kLinear, kStage2, kStage4 };
+template <int ORDER>
 __global__ void __launch_bounds__(256, 2)
     probe_copies(const unsigned char* w, const unsigned char* s, const std::uint16_t* a, int n, int k, int nb,
                  int splits, std::size_t cta_bytes, unsigned* sink) {
@@ -1032,11 +1038,21 @@ __global__ void __launch_bounds__(256, 2)
   const std::size_t tile_stride = static_cast<std::size_t>(ntn) * kTileBytes;
   const int first = s_begin + wk;
   // Weights: the kernel's tiles, or 2 KB chunk (8 i + warp) of the CTA's contiguous range.
-  const unsigned char* w_src = LINEAR ? w + blockIdx.x * cta_bytes + warp * 2048 + lane * 16
-                                      : w + (static_cast<std::size_t>(first) * 4 * ntn + nt) * kTileBytes + lane * 16;
-  const std::size_t w_unit = LINEAR ? 512 : tile_stride, w_step = LINEAR ? 8 * 2048 : kProbeWarpsK * 4 * tile_stride;
+  // Byte offset of k-tile 4 * stage of tile column nt in each order (kLinear: the CTA's range).
+  const std::size_t first_kt = static_cast<std::size_t>(first) * 4;
+  const unsigned char* w_src = ORDER == kLinear   ? w + blockIdx.x * cta_bytes + warp * 2048
+                               : ORDER == kStage2 ? w + (first_kt / 4 * ntn + nt) * 2048
+                               : ORDER == kStage4 ? w + (first_kt / 8 * ntn + nt) * 4096 + first_kt % 8 * 512
+                                                  : w + (first_kt * ntn + nt) * kTileBytes;
+  w_src += lane * 16;
+  const std::size_t w_unit = ORDER == kTiles ? tile_stride : 512;
+  // The warp's next stage (4 stages on; kLinear: 8 warps of 2 KB on). kStage4: 4 stages = 2 blocks.
+  const std::size_t w_step = ORDER == kLinear   ? 8 * 2048
+                             : ORDER == kStage2 ? kProbeWarpsK * static_cast<std::size_t>(ntn) * 2048
+                             : ORDER == kStage4 ? 2 * static_cast<std::size_t>(ntn) * 4096
+                                                : kProbeWarpsK * 4 * tile_stride;
   const int lin_stages = static_cast<int>(cta_bytes / (8 * 2048));
-  const int count = LINEAR ? lin_stages : my_stages;
+  const int count = ORDER == kLinear ? lin_stages : my_stages;
   const std::uint16_t* a_src = a + first * 4 * kTileK + t * 16;
   const unsigned char* s_col = s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
   int k_row = first * 4 * kTileK + 32 * (t & 1);
@@ -1103,8 +1119,8 @@ void probe_m1() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int smem = 8 * kProbeRing * kProbeStage;
-  CK(cudaFuncSetAttribute(probe_copies<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CK(cudaFuncSetAttribute(probe_copies<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  for (auto fn : {probe_copies<kTiles>, probe_copies<kLinear>, probe_copies<kStage2>, probe_copies<kStage4>})
+    CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   auto* sink = dalloc<unsigned>(1);
   for (const auto& nk : kLayerShapes) {
     const std::int64_t n = nk.first, k = nk.second;
@@ -1143,20 +1159,21 @@ void probe_m1() {
     LtPlan lt16(CUDA_R_16F, CUDA_R_16F, 1, n, k);
     auto dense = [&](int i) { lt16.run(a, w16[i % c16], d, g_stream); };
     tune(lt16, 8, dense);
-    auto pattern = [&](int i) {
-      probe_copies<false>
-          <<<ctas, 256, smem, g_stream>>>(cw.w[i % c4], cw.sc[i % c4], a, (int)n, (int)k, nb, splits, cta_bytes, sink);
+    using CopiesFn = void (*)(const unsigned char*, const unsigned char*, const std::uint16_t*, int, int, int, int,
+                              std::size_t, unsigned*);
+    auto copies = [&](CopiesFn fn) -> std::function<void(int)> {
+      return [&, fn](int i) {
+        fn<<<ctas, 256, smem, g_stream>>>(cw.w[i % c4], cw.sc[i % c4], a, (int)n, (int)k, nb, splits, cta_bytes, sink);
+      };
     };
-    auto linear = [&](int i) {
-      probe_copies<true>
-          <<<ctas, 256, smem, g_stream>>>(cw.w[i % c4], cw.sc[i % c4], a, (int)n, (int)k, nb, splits, cta_bytes, sink);
-    };
+    const auto pattern = copies(probe_copies<kTiles>), linear = copies(probe_copies<kLinear>);
+    const auto stage2 = copies(probe_copies<kStage2>), stage4 = copies(probe_copies<kStage4>);
     auto ldg = [&](int i) {
       probe_ldg<<<sms * 8, 256, 0, g_stream>>>(reinterpret_cast<const uint4*>(cw.w[i % c4]), cw.wbytes / 16,
                                                reinterpret_cast<const uint4*>(cw.sc[i % c4]), cw.sbytes / 16, sink);
     };
     CK(cudaGetLastError());
-    const std::vector<std::function<void(int)>> fns = {kernel, dense, pattern, linear, ldg};
+    const std::vector<std::function<void(int)>> fns = {kernel, dense, pattern, linear, ldg, stage2, stage4};
     std::vector<std::array<double, 3>> t(fns.size());
     for (int r = 0; r < 3; ++r)
       for (std::size_t f = 0; f < fns.size(); ++f) {
@@ -1164,7 +1181,7 @@ void probe_m1() {
         t[j][r] = time_op(fns[j]);
       }
     CK(cudaGetLastError());
-    double med[5];
+    double med[7];
     for (std::size_t f = 0; f < fns.size(); ++f) {
       std::sort(t[f].begin(), t[f].end());
       med[f] = t[f][1];
@@ -1172,11 +1189,12 @@ void probe_m1() {
     const double b4 = cw.wbytes + cw.sbytes, blin = static_cast<double>(cta_bytes) * ctas;
     std::printf(
         "CSV,probe,n=%lld,k=%lld,ctas=%d,splits=%d,kernel_us=%.2f,lt16_us=%.2f,pattern_us=%.2f,linear_us=%.2f,ldg_us=%."
-        "2f,kernel_GBps=%.0f,pattern_GBps=%.0f,linear_GBps=%.0f,ldg_GBps=%.0f,lt16_GBps=%.0f,lt16/kernel=%.3f,lt16/"
-        "pattern=%.3f,lt16/ldg=%.3f,%s\n",
+        "2f,stage2_us=%.2f,stage4_us=%.2f,kernel_GBps=%.0f,pattern_GBps=%.0f,linear_GBps=%.0f,ldg_GBps=%.0f,stage2_"
+        "GBps=%.0f,lt16_GBps=%.0f,lt16/kernel=%.3f,lt16/pattern=%.3f,lt16/ldg=%.3f,%s\n",
         (long long)n, (long long)k, ctas, splits, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6, med[4] * 1e6,
-        b4 / med[0] * 1e-9, b4 / med[2] * 1e-9, blin / med[3] * 1e-9, b4 / med[4] * 1e-9, n * k * 2.0 / med[1] * 1e-9,
-        med[1] / med[0], med[1] / med[2], med[1] / med[4], lt16.variant.c_str());
+        med[5] * 1e6, med[6] * 1e6, b4 / med[0] * 1e-9, b4 / med[2] * 1e-9, blin / med[3] * 1e-9, b4 / med[4] * 1e-9,
+        b4 / med[5] * 1e-9, n * k * 2.0 / med[1] * 1e-9, med[1] / med[0], med[1] / med[2], med[1] / med[4],
+        lt16.variant.c_str());
     std::fflush(stdout);
     for (auto p : w16) cudaFree(p);
     cudaFree(a);
