@@ -15,7 +15,8 @@
 //              wgmma form on sm_90, there also with 16-row tiles at m = 16)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
-//   probe      m = 1: the streaming kernel beside read-only kernels of the same bytes (probe_m1)
+//   probe [M]  m = M (1): the streaming kernel beside read-only kernels of the same bytes (probe_m1;
+//              the read-only kernels take the split-k grid of nb x splits())
 // Lines starting with "CSV," are machine-readable.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -1115,7 +1116,7 @@ __global__ void __launch_bounds__(256)
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
-void probe_m1() {
+void probe_m1(std::int64_t m) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int smem = 8 * kProbeRing * kProbeStage;
@@ -1131,14 +1132,14 @@ void probe_m1() {
       w16[c] = dalloc<std::uint16_t>(n * k);
       fill_16(w16[c], n * k, 400 + c, -0.05f, 0.05f, false);
     }
-    auto* a = dalloc<std::uint16_t>(k);
-    auto* d = dalloc<std::uint16_t>(n);
-    fill_16(a, k, 500, -1.0f, 1.0f, false);
+    auto* a = dalloc<std::uint16_t>(m * k);
+    auto* d = dalloc<std::uint16_t>(m * n);
+    fill_16(a, m * k, 500, -1.0f, 1.0f, false);
     std::vector<std::unique_ptr<MmaGemm>> plans;
     void* ws = nullptr;
     for (std::size_t c = 0; c < c4; ++c) {
       Arguments args;
-      args.m = 1;
+      args.m = m;
       args.n = n;
       args.k = k;
       args.group = 128;
@@ -1150,13 +1151,13 @@ void probe_m1() {
       if (!ws && plans.back()->workspace_size()) CK(cudaMalloc(&ws, plans.back()->workspace_size()));
       plans.back()->initialize(ws, g_stream);
     }
-    CK(cudaMemsetAsync(d, 0xff, n * 2, g_stream));
+    CK(cudaMemsetAsync(d, 0xff, m * n * 2, g_stream));
     plans[0]->run(g_stream);
-    validate_sampled("fp16 fused", 1, n, k, 128, false, false, a, cw.w[0], cw.sc[0], cw.sc[0], d);
+    validate_sampled("fp16 fused", m, n, k, 128, false, false, a, cw.w[0], cw.sc[0], cw.sc[0], d);
     const int nb = static_cast<int>(n / 128), splits = plans[0]->splits(), ctas = nb * splits;
     const std::size_t cta_bytes = cw.wbytes / ctas / (8 * 2048) * (8 * 2048);  // whole steps of the 8 warps
     auto kernel = [&](int i) { plans[i % c4]->run(g_stream); };
-    LtPlan lt16(CUDA_R_16F, CUDA_R_16F, 1, n, k);
+    LtPlan lt16(CUDA_R_16F, CUDA_R_16F, m, n, k);
     auto dense = [&](int i) { lt16.run(a, w16[i % c16], d, g_stream); };
     tune(lt16, 8, dense);
     using CopiesFn = void (*)(const unsigned char*, const unsigned char*, const std::uint16_t*, int, int, int, int,
@@ -1188,13 +1189,14 @@ void probe_m1() {
     }
     const double b4 = cw.wbytes + cw.sbytes, blin = static_cast<double>(cta_bytes) * ctas;
     std::printf(
-        "CSV,probe,n=%lld,k=%lld,ctas=%d,splits=%d,kernel_us=%.2f,lt16_us=%.2f,pattern_us=%.2f,linear_us=%.2f,ldg_us=%."
+        "CSV,probe,m=%lld,n=%lld,k=%lld,ctas=%d,splits=%d,kernel_us=%.2f,lt16_us=%.2f,pattern_us=%.2f,linear_us=%.2f,"
+        "ldg_us=%."
         "2f,stage2_us=%.2f,stage4_us=%.2f,kernel_GBps=%.0f,pattern_GBps=%.0f,linear_GBps=%.0f,ldg_GBps=%.0f,stage2_"
-        "GBps=%.0f,lt16_GBps=%.0f,lt16/kernel=%.3f,lt16/pattern=%.3f,lt16/ldg=%.3f,%s\n",
-        (long long)n, (long long)k, ctas, splits, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6, med[4] * 1e6,
-        med[5] * 1e6, med[6] * 1e6, b4 / med[0] * 1e-9, b4 / med[2] * 1e-9, blin / med[3] * 1e-9, b4 / med[4] * 1e-9,
-        b4 / med[5] * 1e-9, n * k * 2.0 / med[1] * 1e-9, med[1] / med[0], med[1] / med[2], med[1] / med[4],
-        lt16.variant.c_str());
+        "GBps=%.0f,lt16_GBps=%.0f,lt16/kernel=%.3f,lt16/pattern=%.3f,lt16/ldg=%.3f,%s,%s\n",
+        (long long)m, (long long)n, (long long)k, ctas, splits, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6,
+        med[4] * 1e6, med[5] * 1e6, med[6] * 1e6, b4 / med[0] * 1e-9, b4 / med[2] * 1e-9, blin / med[3] * 1e-9,
+        b4 / med[4] * 1e-9, b4 / med[5] * 1e-9, n * k * 2.0 / med[1] * 1e-9, med[1] / med[0], med[1] / med[2],
+        med[1] / med[4], plans[0]->describe().c_str(), lt16.variant.c_str());
     std::fflush(stdout);
     for (auto p : w16) cudaFree(p);
     cudaFree(a);
@@ -1229,7 +1231,7 @@ int main(int argc, char** argv) {
   } else if (mode == "dequant") {
     time_dequant();
   } else if (mode == "probe") {
-    probe_m1();
+    probe_m1(argc > 2 ? std::atoll(argv[2]) : 1);
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
