@@ -4,7 +4,8 @@
 # `versus` of mma_sm80 against cublaslt_dense), then ROUNDS (3) rounds of
 # experiments/configs/w4a16-mid.yaml (m = 32, 64, 128, 256 on the six layer shapes) with `versus`
 # over the rounds. MID=CONFIG rounds another config instead (w4a16-small.yaml: m = 1-16);
-# INT4_LAST=1 runs the whole gemm-int4.yaml after the rounds instead of before.
+# INT4_LAST=1 runs the whole gemm-int4.yaml after the rounds instead of before; NO_INT4=1 leaves
+# it out.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-450}
@@ -14,6 +15,7 @@ B=build-dev
 step tests 90 tests.txt "$B/tests/genbench_tests" --gtest_filter='W4a16*:Grouped*:DecodeGpu.*:DecodeCudnnGpu.*'
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$OUT/tests.txt" | head -8
 int4() {
+  [ -n "${NO_INT4:-}" ] && return
   step int4 150 int4.txt "$B/bin/genbench" run configs/gemm-int4.yaml -o "$OUT/int4.h5" --force
   tail -2 "$OUT/int4.txt"
   [ -f "$OUT/int4.h5" ] && PYTHONPATH=analysis python3 -m genbench_analysis versus "$OUT/int4.h5" --impl mma_sm80 \

@@ -475,239 +475,181 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
   return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
 }
 
-// The CTA that owns unit u (a 64-deep stage of one tile: u = tile * stages + stage) when `units`
-// units are dealt in `ctas` contiguous ranges [c * units / ctas, (c + 1) * units / ctas).
-__host__ __device__ constexpr long long unit_owner(long long u, long long units, long long ctas) {
-  return ((u + 1) * ctas - 1) / units;
-}
-
-// One CTA an SM: the grid never has more CTAs than SMs unless a split is forced.
+// Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
+// (which need more registers than that: no spills).
 template <typename T, bool ZP, bool MULTI, bool R16>
-__global__ void __launch_bounds__(kThreads, 1) w4a16_stream_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_stream_kernel(const Params p) {
   constexpr int kSets = R16 ? 2 : 1;  // B operands: tokens 0-7, 8-15
   constexpr int kRing = ring_stages<R16>();
   constexpr int kStage = stream_stage_bytes<R16>();
   constexpr int kOffA = kStreamTiles * kTileBytes, kOffS = kOffA + (R16 ? 16 : 8) * kARowBytes,
                 kOffZ = kOffS + 2 * 8 * 16;
-  constexpr int kRedRow = 64 + 4;  // floats a token row of one warp's partial sums (padded)
-  static_assert(8 * kSets * kRedRow * 4 <= kStage, "a warp's partial sums fit in one ring slot");
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
-  __shared__ std::uint32_t s_red[kThreads / 32];  // each warp's free ring slot at a flush
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wn = warp / kWarpsK, wk = warp % kWarpsK;
   const int g = lane / 4, t = lane % 4;
-  // The CTA's units: a contiguous range of (tile, stage), tiles in order m tile fastest then n
-  // block, 64-deep stages within a tile. With ranges that are whole tiles or equal parts of one
-  // this is split-k; else each range crosses tiles (stream-K) and a tile's sums from more than one
-  // CTA meet in the fp32 workspace, the last of them (a counter) writing D.
+  // m tile fastest, as in the fused kernel (more than one only where a 16-row tile is forced).
+  const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
+            split = blockIdx.x / (p.m_tiles * p.nb);
   const int stages = p.k / (kStreamTiles * kTileK);
-  const long long units = static_cast<long long>(p.m_tiles) * p.nb * stages;
-  const long long u0 = static_cast<long long>(blockIdx.x) * units / gridDim.x,
-                  u1 = static_cast<long long>(blockIdx.x + 1) * units / gridDim.x;
-  if (u0 >= u1) return;
-  const int tile_first = static_cast<int>(u0 / stages), tile_last = static_cast<int>((u1 - 1) / stages);
-  // Stages [sb, se) of tile `tile` in this range, and this warp's count of them (every fourth,
-  // from sb + wk; none where its 64 columns are past n).
-  auto seg_begin = [&](int tile) { return tile == tile_first ? static_cast<int>(u0 % stages) : 0; };
-  auto seg_end = [&](int tile) { return tile == tile_last ? static_cast<int>((u1 - 1) % stages) + 1 : stages; };
-  auto warp_items = [&](int tile) {
-    const int sb = seg_begin(tile), se = seg_end(tile);
-    const bool ok = (tile / p.m_tiles) * 2 + wn < p.ntn;
-    return ok && sb + wk < se ? (se - sb - wk + kWarpsK - 1) / kWarpsK : 0;
-  };
+  const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
+  const int s_end = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits);
+  const int nt = n_block * 2 + wn;
+  const bool nt_ok = nt < p.ntn;
+  const int m0 = m_block * 16;
+  // This warp's stages: s_begin + wk, + 4, ... below s_end.
+  const int my_stages = nt_ok && s_begin + wk < s_end ? (s_end - s_begin - wk + kWarpsK - 1) / kWarpsK : 0;
+  unsigned char* ring = smem + warp * kRing * kStage;
 
   // The copies of one stage into a ring slot: weights (the lane's own 16 bytes of each k-tile),
   // A rows (token g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled past m),
   // scale rows (lanes t = 0, 1: row t, the 8 scales of column group g) and zero words (t = 2,
-  // 3), at the warp's next item: item li of tile lt (stage seg_begin(lt) + wk + 4 li).
+  // 3). Shared addresses are a slot base plus the lane's fixed offsets; source pointers
+  // advance by one stage of this warp (kWarpsK stages) per load.
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
+  const int first = s_begin + wk;  // this warp's first stage
+  const unsigned char* w_src =
+      p.w + (static_cast<std::size_t>(first) * kStreamTiles * p.ntn + nt) * kTileBytes + lane * 16;
+  const T* a_src[kSets];
+  bool a_ok[kSets];
+#pragma unroll
+  for (int h = 0; h < kSets; ++h) {
+    const int gm = m0 + g + 8 * h;
+    a_ok[h] = gm < p.m;
+    a_src[h] = static_cast<const T*>(p.a) + static_cast<std::size_t>(a_ok[h] ? gm : 0) * p.k +
+               first * kStreamTiles * kTileK + t * 16;
+  }
+  // Scale and zero rows: lane's row r = t % 2 of the stage (k0 + 32 r) / group; by a shift
+  // where the group is a power of two or the whole column, else by a division.
   const int r_own = t & 1;
   const int shift = p.group_shift;
-  const std::uint32_t ring_begin = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem + warp * kRing * kStage));
+  const unsigned char* s_col = p.s + (static_cast<std::size_t>(nt) * kTileN + g * 8) * 2;
+  const std::uint32_t* z_col = ZP ? p.z + static_cast<std::size_t>(nt) * 8 + g : nullptr;
+  int k_row = first * kStreamTiles * kTileK + 32 * r_own;  // k of the lane's scale row
+  const std::uint32_t ring_begin = static_cast<std::uint32_t>(__cvta_generic_to_shared(ring));
   const std::uint32_t ring_end = ring_begin + kRing * kStage;
   const std::uint32_t off_a = kOffA + g * kARowBytes + t * 32;
   const std::uint32_t off_sz = t < 2 ? kOffS + (r_own * 8 + g) * 16 : kOffZ + (r_own * 8 + g) * 4;
   std::uint32_t load_slot = ring_begin;
-  int lt = tile_first, li = 0, l_items = warp_items(lt);
-  auto next_load = [&]() {  // the loader's position to the warp's next item
-    ++li;
-    while (li >= l_items && lt <= tile_last) {
-      if (++lt > tile_last) break;
-      li = 0;
-      l_items = warp_items(lt);
-    }
-  };
-  if (l_items == 0) {
-    li = -1;
-    next_load();
-  }
   auto load = [&]() {
-    const int m_block = lt % p.m_tiles, nt = (lt / p.m_tiles) * 2 + wn;
-    const int stage = seg_begin(lt) + wk + kWarpsK * li;
-    const unsigned char* w_src =
-        p.w + (static_cast<std::size_t>(stage) * kStreamTiles * p.ntn + nt) * kTileBytes + lane * 16;
 #pragma unroll
     for (int u = 0; u < kStreamTiles; ++u)
       sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
 #pragma unroll
-    for (int h = 0; h < kSets; ++h) {
-      const int gm = m_block * 16 + g + 8 * h;
-      const T* a_src = static_cast<const T*>(p.a) + static_cast<std::size_t>(gm < p.m ? gm : 0) * p.k +
-                       stage * kStreamTiles * kTileK + t * 16;
+    for (int h = 0; h < kSets; ++h)
 #pragma unroll
       for (int c = 0; c < 2; ++c)
-        sm80::cp_async16(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src + c * 8, gm < p.m);
-    }
-    const int k_row = stage * kStreamTiles * kTileK + 32 * r_own;  // k of the lane's scale row
+        sm80::cp_async16(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
     const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
-    cp_async16_if(t < 2, load_slot + off_sz, p.s + (static_cast<std::size_t>(gr) * p.n + nt * kTileN + g * 8) * 2);
-    if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, p.z + (static_cast<std::size_t>(gr) * p.ntn + nt) * 8 + g);
+    cp_async16_if(t < 2, load_slot + off_sz, s_col + static_cast<std::size_t>(gr) * p.n * 2);
+    if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
+    w_src += kWarpsK * kStreamTiles * tile_stride;
+#pragma unroll
+    for (int h = 0; h < kSets; ++h) a_src[h] += kWarpsK * kStreamTiles * kTileK;
+    k_row += kWarpsK * kStreamTiles * kTileK;
     load_slot = load_slot + kStage == ring_end ? ring_begin : load_slot + kStage;
-    next_load();
   };
+
+  float acc[kSets][4][4], part[kSets][4][4];
+#pragma unroll
+  for (int h = 0; h < kSets; ++h)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[h][i][c] = 0.0f;
 
 #pragma unroll
   for (int s = 0; s < kRing - 1; ++s) {
-    if (lt <= tile_last) load();
+    if (s < my_stages) load();
     cp_commit();
   }
   constexpr std::uint32_t kZlo = (Bits<T>::neg_magic | kSymmetricZero) * 0x10001u;
   const std::uint32_t kZhi = zero_hi<T>(kSymmetricZero);
 
-  unsigned char* const ring = smem + warp * kRing * kStage;
-  unsigned char* st = ring;  // the slot computed on; the one before it is free
-  for (int tile = tile_first; tile <= tile_last; ++tile) {
-    float acc[kSets][4][4], part[kSets][4][4];
+  const unsigned char* st = ring;  // the slot computed on
+  for (int it = 0; it < my_stages; ++it) {
+    cp_wait<kRing - 2>();
+    __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
+    if (it + kRing - 1 < my_stages) load();
+    cp_commit();
 #pragma unroll
     for (int h = 0; h < kSets; ++h)
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[h][i][c] = 0.0f;
-    const int items = warp_items(tile);
-    for (int it = 0; it < items; ++it) {
-      cp_wait<kRing - 2>();
-      __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
-      if (lt <= tile_last) load();
-      cp_commit();
+        for (int c = 0; c < 4; ++c) part[h][i][c] = 0.0f;
 #pragma unroll
-      for (int h = 0; h < kSets; ++h)
+    for (int u = 0; u < kStreamTiles; ++u) {
+      const int r = MULTI ? u / 2 : 0;  // scale / zero row of this k-tile
+      const uint4 wv = *reinterpret_cast<const uint4*>(st + u * kTileBytes + lane * 16);
+      const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
+      std::uint32_t zw = 0;
+      if (ZP) zw = *reinterpret_cast<const std::uint32_t*>(st + kOffZ + (r * 8 + g) * 4);
+      std::uint32_t b[kSets][2];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+      for (int h = 0; h < kSets; ++h) {
+        const unsigned char* row = st + kOffA + (g + 8 * h) * kARowBytes + u * 32 + t * 4;
+        b[h][0] = *reinterpret_cast<const std::uint32_t*>(row);       // k 2t, 2t+1
+        b[h][1] = *reinterpret_cast<const std::uint32_t*>(row + 16);  // k 2t+8, 2t+9
+      }
 #pragma unroll
-          for (int c = 0; c < 4; ++c) part[h][i][c] = 0.0f;
+      for (int w = 0; w < 4; ++w) {
+        std::uint32_t zl0 = kZlo, zh0 = kZhi, zl1 = kZlo, zh1 = kZhi;
+        if (ZP) zero_terms<T>(zw, w, zl0, zh0, zl1, zh1);
+        std::uint32_t af[4];
+        codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
 #pragma unroll
-      for (int u = 0; u < kStreamTiles; ++u) {
-        const int r = MULTI ? u / 2 : 0;  // scale / zero row of this k-tile
-        const uint4 wv = *reinterpret_cast<const uint4*>(st + u * kTileBytes + lane * 16);
-        const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
-        std::uint32_t zw = 0;
-        if (ZP) zw = *reinterpret_cast<const std::uint32_t*>(st + kOffZ + (r * 8 + g) * 4);
-        std::uint32_t b[kSets][2];
-#pragma unroll
-        for (int h = 0; h < kSets; ++h) {
-          const unsigned char* row = st + kOffA + (g + 8 * h) * kARowBytes + u * 32 + t * 4;
-          b[h][0] = *reinterpret_cast<const std::uint32_t*>(row);       // k 2t, 2t+1
-          b[h][1] = *reinterpret_cast<const std::uint32_t*>(row + 16);  // k 2t+8, 2t+9
-        }
+        for (int h = 0; h < kSets; ++h) mma16816<T>(part[h][w], af, b[h][0], b[h][1]);
+      }
+      // The stage's products, times the scales of their group row, into the accumulators: at
+      // the end of each 32 k with groups of 32, else at the stage's end (one group row).
+      if (u == kStreamTiles - 1 || (MULTI && u % 2 == 1)) {
+        const uint4 sv = *reinterpret_cast<const uint4*>(st + kOffS + (r * 8 + g) * 16);
+        const std::uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
-          std::uint32_t zl0 = kZlo, zh0 = kZhi, zl1 = kZlo, zh1 = kZhi;
-          if (ZP) zero_terms<T>(zw, w, zl0, zh0, zl1, zh1);
-          std::uint32_t af[4];
-          codes_to_a<T>(wq[w], zl0, zh0, zl1, zh1, af);
+          const float s_lo = to_float<T>(static_cast<std::uint16_t>(sw[w] & 0xFFFFu));  // column 16w + g
+          const float s_hi = to_float<T>(static_cast<std::uint16_t>(sw[w] >> 16));      // column 16w + 8 + g
 #pragma unroll
-          for (int h = 0; h < kSets; ++h) mma16816<T>(part[h][w], af, b[h][0], b[h][1]);
-        }
-        // The stage's products, times the scales of their group row, into the accumulators: at
-        // the end of each 32 k with groups of 32, else at the stage's end (one group row).
-        if (u == kStreamTiles - 1 || (MULTI && u % 2 == 1)) {
-          const uint4 sv = *reinterpret_cast<const uint4*>(st + kOffS + (r * 8 + g) * 16);
-          const std::uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
+          for (int h = 0; h < kSets; ++h) {
+            acc[h][w][0] = fmaf(part[h][w][0], s_lo, acc[h][w][0]);
+            acc[h][w][1] = fmaf(part[h][w][1], s_lo, acc[h][w][1]);
+            acc[h][w][2] = fmaf(part[h][w][2], s_hi, acc[h][w][2]);
+            acc[h][w][3] = fmaf(part[h][w][3], s_hi, acc[h][w][3]);
+            if (MULTI)
 #pragma unroll
-          for (int w = 0; w < 4; ++w) {
-            const float s_lo = to_float<T>(static_cast<std::uint16_t>(sw[w] & 0xFFFFu));  // column 16w + g
-            const float s_hi = to_float<T>(static_cast<std::uint16_t>(sw[w] >> 16));      // column 16w + 8 + g
-#pragma unroll
-            for (int h = 0; h < kSets; ++h) {
-              acc[h][w][0] = fmaf(part[h][w][0], s_lo, acc[h][w][0]);
-              acc[h][w][1] = fmaf(part[h][w][1], s_lo, acc[h][w][1]);
-              acc[h][w][2] = fmaf(part[h][w][2], s_hi, acc[h][w][2]);
-              acc[h][w][3] = fmaf(part[h][w][3], s_hi, acc[h][w][3]);
-              if (MULTI)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) part[h][w][c] = 0.0f;
-            }
+              for (int c = 0; c < 4; ++c) part[h][w][c] = 0.0f;
           }
         }
       }
-      st = st + kStage == ring + kRing * kStage ? ring : st + kStage;
     }
-    // The tile's sums: each warp's partial sums into its free ring slot (the one before `st`:
-    // its next copy goes there only after this flush), red[token][column] with token 2t + c%2
-    // (+ 8 for the second set), column 16 w + g (+ 8 for c >= 2) of the warp's 64; the next
-    // stages' copies stay in flight meanwhile.
-    float* red = reinterpret_cast<float*>(st == ring ? ring + (kRing - 1) * kStage : st - kStage);
-#pragma unroll
-    for (int h = 0; h < kSets; ++h)
-#pragma unroll
-      for (int w = 0; w < 4; ++w)
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          red[(8 * h + 2 * t + (c & 1)) * kRedRow + 16 * w + g + (c >= 2 ? 8 : 0)] = acc[h][w][c];
-    if (lane == 0) s_red[warp] = static_cast<std::uint32_t>(reinterpret_cast<unsigned char*>(red) - smem);
-    __syncthreads();
-    // Sum the 4 k-warps' parts, two columns a thread, rows below m only.
-    const int m_block = tile % p.m_tiles, n_block = tile / p.m_tiles, m0 = m_block * 16;
-    const int rows = min(16, p.m - m0);
-    const int sb = seg_begin(tile), se = seg_end(tile);
-    const bool whole = sb == 0 && se == stages;
-    T* d = static_cast<T*>(p.d);
-    for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-      const int r = i / (kBlockN / 2), c = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c;
-      const int half = c / 64;  // n-warp
-      float v0 = 0.0f, v1 = 0.0f;
-#pragma unroll
-      for (int q = 0; q < kWarpsK; ++q) {
-        const float* x = reinterpret_cast<const float*>(smem + s_red[half * kWarpsK + q]) + r * kRedRow + c % 64;
-        v0 += x[0];
-        v1 += x[1];
-      }
-      if (col >= p.n) continue;
-      if (whole) {
-        store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
-      } else {
-        float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-        atomicAdd(x, v0);
-        atomicAdd(x + 1, v1);
-      }
-    }
-    if (!whole) {
-      // The tile's contributors: the CTAs whose ranges meet its units.
-      const long long tu = static_cast<long long>(tile) * stages;
-      const int contributors =
-          static_cast<int>(unit_owner(tu + stages - 1, units, gridDim.x) - unit_owner(tu, units, gridDim.x) + 1);
-      __threadfence();
-      __syncthreads();
-      if (tid == 0) s_last = atomicAdd(&p.counters[tile], 1) == contributors - 1;
-      __syncthreads();
-      if (s_last) {
-        __threadfence();
-        for (int i = tid; i < rows * (kBlockN / 2); i += kThreads) {
-          const int r = i / (kBlockN / 2), col = n_block * kBlockN + (i % (kBlockN / 2)) * 2;
-          if (col >= p.n) continue;
-          float* x = p.ws + static_cast<std::size_t>(m0 + r) * p.n + col;
-          const float2 v = __ldcg(reinterpret_cast<const float2*>(x));
-          store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v.x, v.y);
-          __stcg(reinterpret_cast<float2*>(x), make_float2(0.0f, 0.0f));  // ready for the next launch
-        }
-        if (tid == 0) p.counters[tile] = 0;
-      }
-    }
-    __syncthreads();  // the slots read above are refilled from the next item on
+    st = st + kStage == ring + kRing * kStage ? ring : st + kStage;
   }
+
+  // The k-warps' partial sums meet in shared memory (the rings are done with), one k-warp
+  // after the other: red[token][column], token 2t + c%2 (+ 8 for the second set), column
+  // wn * 64 + 16 w + g (+ 8 for c >= 2).
   cp_wait<0>();
+  __syncthreads();
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
+#pragma unroll
+      for (int h = 0; h < kSets; ++h)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int row = 8 * h + 2 * t + (c & 1), col = wn * 64 + 16 * w + g + (c >= 2 ? 8 : 0);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[h][w][c] : *x + acc[h][w][c];
+          }
+    }
+    __syncthreads();
+  }
+  store_tile<T>(p, red, &s_last, 16, m_block, n_block);
 }
 
 // 17 tokens and more: the wide kernel. A CTA of 8 warps owns 256 columns (4 weight tiles, two
@@ -1219,10 +1161,7 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
 
 bool MmaGemm::streaming() const { return is_streaming(args_, tile_m_); }
 
-long long MmaGemm::ctas() const {
-  if (stream_ctas_ > 0) return stream_ctas_;
-  return n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_;
-}
+long long MmaGemm::ctas() const { return n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_) * splits_; }
 
 void MmaGemm::plan_splits() {
   const Arguments& a = args_;
@@ -1253,35 +1192,17 @@ void MmaGemm::plan_splits() {
     splits_ = static_cast<int>(
         std::max(1LL, std::min<long long>(slots / std::max(tiles, 1LL), std::max(1, units / per_split))));
   }
-  // The streaming kernel deals its (tile, stage) units to its CTAs in contiguous ranges: whole
-  // tiles or equal parts of one (split-k) where that fills at least 90% of the SMs with one CTA
-  // each, else one CTA an SM with equal ranges across tiles (stream-K: at 28672 x 8192 the 224
-  // tiles of split-k sat two to an SM on 92 SMs and alone on 40, whose loops ended ~10 µs
-  // earlier; at 14336 x 4096 112 tiles left 20 SMs idle; docs/lab/w4a16.md v8).
-  stream_ctas_ = 0;
-  if (is_streaming(a, tile_m_)) {
-    const long long aligned = tiles * splits_, units_all = tiles * units;
-    stream_ctas_ = static_cast<int>(a.split_k > 0 || (aligned <= sms_ && aligned * 10 >= sms_ * 9LL)
-                                        ? aligned
-                                        : std::max(1LL, std::min<long long>(sms_, units_all / kWarpsK)));
-  }
-}
-
-// Whether CTAs add partial tiles in the workspace: split-k, or stream-K ranges that are not whole tiles.
-bool MmaGemm::partial_tiles() const {
-  if (stream_ctas_ > 0) return stream_ctas_ != n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_);
-  return splits_ > 1;
 }
 
 std::size_t MmaGemm::workspace_size() const {
-  if (!partial_tiles()) return 0;
+  if (splits_ == 1) return 0;
   const std::size_t tiles = static_cast<std::size_t>(n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_));
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
   return (ws + 255) / 256 * 256 + tiles * sizeof(int);
 }
 
 void MmaGemm::initialize(void* workspace, cudaStream_t stream) {
-  if (!partial_tiles()) return;
+  if (splits_ == 1) return;
   if (!workspace) throw std::invalid_argument("w4a16 mma: split-k needs its workspace");
   ws_ = static_cast<float*>(workspace);
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
@@ -1296,10 +1217,10 @@ void MmaGemm::run(cudaStream_t stream) const {
   p.nb = static_cast<int>(n_blocks(args_, tile_m_));
   p.ws = ws_;
   p.counters = counters_;
-  if (partial_tiles() && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
+  if (splits_ > 1 && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
   int smem = 0;
   const KernelFn fn = pick(args_, tile_m_, &smem);
-  const unsigned grid = static_cast<unsigned>(ctas());
+  const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
   fn<<<grid, kThreads, smem, stream>>>(p);
   check_launch(is_streaming(args_, tile_m_) ? "w4a16_stream_kernel"
                : wide(args_, tile_m_)       ? "w4a16_wide_kernel"
@@ -1310,11 +1231,9 @@ std::string MmaGemm::describe() const {
   const long long ctas = this->ctas();
   char buf[160];
   if (is_streaming(args_, tile_m_)) {
-    const long long tiles = n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_);
-    const bool aligned = ctas == tiles * splits_;
-    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d %s%d ctas=%lld/%dx%d ring=%d", kBlockN,
-                  kStreamTiles * kTileK, aligned ? "splitk=" : "streamk tiles=", aligned ? splits_ : (int)tiles, ctas,
-                  sms_, ctas_per_sm_, args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
+    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
+                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
+                  args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }
   if (wide(args_, tile_m_)) {

@@ -63,12 +63,10 @@ class MmaGemm {
   std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:
-  void plan_splits();          // ctas_per_sm_, splits_ and stream_ctas_ for tile_m_
-  long long ctas() const;      // CTAs of one launch
-  bool partial_tiles() const;  // CTAs add parts of tiles in the workspace (split-k or stream-K)
+  void plan_splits();      // ctas_per_sm_ and splits_ for tile_m_
+  long long ctas() const;  // CTAs of one launch
   Arguments args_;
   int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0;
-  int stream_ctas_ = 0;  // the streaming kernel's CTAs, each a contiguous range of (tile, stage) units
   float* ws_ = nullptr;
   int* counters_ = nullptr;
 };
