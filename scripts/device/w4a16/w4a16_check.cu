@@ -892,6 +892,21 @@ void time_dequant() {
   }
 }
 
+// fp16 int4 arguments with groups of 128 (the timing modes' weights).
+Arguments group128_args(std::int64_t m, std::int64_t n, std::int64_t k, const void* a, void* d, const void* w,
+                        const void* scales) {
+  Arguments args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.group = 128;
+  args.a = a;
+  args.d = d;
+  args.w = w;
+  args.scales = scales;
+  return args;
+}
+
 // The fused kernel with forced split-k beside the automatic choice: which split fills the card
 // best (medians of 3, L2 cold). large: m = 32 and 64 (the wide kernel), else m <= 16.
 void sweep_splits(bool large) {
@@ -909,17 +924,9 @@ void sweep_splits(bool large) {
               : std::vector<std::pair<std::int64_t, int>>{{1, 0}, {4, 0}, {8, 0}, {16, 0}};
     for (const auto& mt : mts) {
       const std::int64_t m = mt.first;
-      Arguments args;
+      Arguments args = group128_args(m, n, k, a, d, w[0], sc[0]);
       args.tile_m = mt.second;
       args.wgmma = large && g_sm90;  // the wide kernel's wgmma form where it runs
-      args.m = m;
-      args.n = n;
-      args.k = k;
-      args.group = 128;
-      args.a = a;
-      args.d = d;
-      args.w = w[0];
-      args.scales = sc[0];
       const int auto_split = MmaGemm(args, 0).splits();
       std::string line;
       for (int split : {0, 1, 2, 4, 8, 16, 32}) {
@@ -1138,16 +1145,7 @@ void probe_m1(std::int64_t m) {
     std::vector<std::unique_ptr<MmaGemm>> plans;
     void* ws = nullptr;
     for (std::size_t c = 0; c < c4; ++c) {
-      Arguments args;
-      args.m = m;
-      args.n = n;
-      args.k = k;
-      args.group = 128;
-      args.a = a;
-      args.d = d;
-      args.w = cw.w[c];
-      args.scales = cw.sc[c];
-      plans.push_back(std::make_unique<MmaGemm>(args, 0));
+      plans.push_back(std::make_unique<MmaGemm>(group128_args(m, n, k, a, d, cw.w[c], cw.sc[c]), 0));
       if (!ws && plans.back()->workspace_size()) CK(cudaMalloc(&ws, plans.back()->workspace_size()));
       plans.back()->initialize(ws, g_stream);
     }
