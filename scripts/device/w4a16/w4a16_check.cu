@@ -15,7 +15,7 @@
 //              wgmma form on sm_90, there also with 16-row tiles at m = 16)
 //   grouped    cublasGemmGroupedBatchedEx against a loop of cuBLASLt calls (bf16, MoE shapes)
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
-//   probe [M]  m = M (1): the streaming kernel beside read-only kernels of the same bytes (probe_m1;
+//   probe [M]  m = M (1): the streaming kernel beside read-only kernels of the same bytes (probe_streaming;
 //              the read-only kernels take the split-k grid of nb x splits())
 // Lines starting with "CSV," are machine-readable.
 #include <cublasLt.h>
@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/sm80_ptx.cuh"
 #include "kernels/w4a16/common/w4a16_layout.h"
 #include "kernels/w4a16/mma_sm80/w4a16_mma.h"
 #include "src/ops/grouped_gemm/group_sizes.h"
@@ -999,9 +1000,10 @@ void profile_launches() {
   cudaFree(d);
 }
 
-// ---------------------------------------------------------------- probe: what paces m = 1
-// Three read-only kernels beside the streaming kernel and fp16 cuBLASLt at m = 1 (fp16 int4,
-// group 128, weights L2-cold), to tell the streaming kernel's copy pattern from its compute:
+// ---------------------------------------------------------------- probe: what paces few tokens
+// Read-only kernels beside the streaming kernel and fp16 cuBLASLt at m tokens (1 unless asked;
+// fp16 int4, group 128, weights L2-cold), to tell the streaming kernel's copy pattern from its
+// compute (docs/lab/w4a16.md v8):
 //   pattern  the streaming kernel's copies alone: its grid (column blocks x its split), 8 warps of
 //            which 4 along k take every fourth 64-deep stage, each warp's own ring of 4 slots
 //            filled by its lanes' cp.async (the 16 bytes of each of 4 k-tiles, 2 chunks of A rows,
@@ -1009,19 +1011,11 @@ void profile_launches() {
 //            weight bytes
 //   linear   the same ring machinery and grid, each CTA reading one contiguous range of the
 //            codes (2 KB a warp a stage, the CTA's 8 warps on consecutive 2 KB)
+//   stage2, stage4  the pattern's grid and copies over two other orders of the codes (below)
 //   ldg      a plain read: 8 CTAs of 256 threads an SM, 4 independent 16-byte loads a thread
 // The constants mirror kernels/w4a16/mma_sm80/w4a16_mma.cu's streaming kernel (8 warps, 4
 // along k, 4 k-tiles a stage, ring of 4 up to 8 tokens, 144-byte A rows).
 constexpr int kProbeRing = 4, kProbeWarpsK = 4, kProbeStage = 4 * kTileBytes + 8 * 144 + 256;
-
-__device__ __forceinline__ void probe_cp16(std::uint32_t dst, const void* src, bool full) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
-}
-__device__ __forceinline__ void probe_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void probe_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 // Where the codes are read from (the grid, warps, stages and ring are the streaming kernel's):
 //   kTiles   the tiled layout: a warp's stage is 4 pieces of 512 bytes, n * 8 bytes apart
@@ -1045,8 +1039,8 @@ __global__ void __launch_bounds__(256, 2)
   const int my_stages = nt < ntn && s_begin + wk < s_end ? (s_end - s_begin - wk + kProbeWarpsK - 1) / kProbeWarpsK : 0;
   const std::size_t tile_stride = static_cast<std::size_t>(ntn) * kTileBytes;
   const int first = s_begin + wk;
-  // Weights: the kernel's tiles, or 2 KB chunk (8 i + warp) of the CTA's contiguous range.
-  // Byte offset of k-tile 4 * stage of tile column nt in each order (kLinear: the CTA's range).
+  // The warp's first stage in each order: k-tile 4 * first of tile column nt, or with kLinear
+  // 2 KB chunk `warp` of the CTA's contiguous range (then chunk 8 i + warp).
   const std::size_t first_kt = static_cast<std::size_t>(first) * 4;
   const unsigned char* w_src = ORDER == kLinear   ? w + blockIdx.x * cta_bytes + warp * 2048
                                : ORDER == kStage2 ? w + (first_kt / 4 * ntn + nt) * 2048
@@ -1069,10 +1063,12 @@ __global__ void __launch_bounds__(256, 2)
   std::uint32_t slot = ring_begin;
   auto load = [&]() {
 #pragma unroll
-    for (int u = 0; u < 4; ++u) probe_cp16(slot + u * kTileBytes + lane * 16, w_src + u * w_unit, true);
+    for (int u = 0; u < 4; ++u) sm80::cp_async16(slot + u * kTileBytes + lane * 16, w_src + u * w_unit, true);
 #pragma unroll
-    for (int c = 0; c < 2; ++c) probe_cp16(slot + 4 * kTileBytes + g * 144 + t * 32 + c * 16, a_src + c * 8, g == 0);
-    if (t < 2) probe_cp16(slot + 4 * kTileBytes + 8 * 144 + ((t & 1) * 8 + g) * 16, s_col + (k_row >> 7) * n * 2, true);
+    for (int c = 0; c < 2; ++c)
+      sm80::cp_async16(slot + 4 * kTileBytes + g * 144 + t * 32 + c * 16, a_src + c * 8, g == 0);
+    if (t < 2)
+      sm80::cp_async16(slot + 4 * kTileBytes + 8 * 144 + ((t & 1) * 8 + g) * 16, s_col + (k_row >> 7) * n * 2, true);
     w_src += w_step;
     a_src += kProbeWarpsK * 4 * kTileK;
     k_row += kProbeWarpsK * 4 * kTileK;
@@ -1080,15 +1076,15 @@ __global__ void __launch_bounds__(256, 2)
   };
   for (int i = 0; i < kProbeRing - 1; ++i) {
     if (i < count) load();
-    probe_commit();
+    sm80::cp_async_commit();
   }
   unsigned acc = 0;
   const unsigned char* st = ring;
   for (int it = 0; it < count; ++it) {
-    probe_wait<kProbeRing - 2>();
+    sm80::cp_async_wait<kProbeRing - 2>();
     __syncwarp();
     if (it + kProbeRing - 1 < count) load();
-    probe_commit();
+    sm80::cp_async_commit();
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const uint4 v = *reinterpret_cast<const uint4*>(st + u * kTileBytes + lane * 16);
@@ -1096,7 +1092,7 @@ __global__ void __launch_bounds__(256, 2)
     }
     st = st + kProbeStage == ring + kProbeRing * kProbeStage ? ring : st + kProbeStage;
   }
-  probe_wait<0>();
+  sm80::cp_async_wait<0>();
   if (acc == 0x9E3779B9u) sink[0] = acc;  // keeps the reads; never true for the probe's data in practice
 }
 
@@ -1123,7 +1119,7 @@ __global__ void __launch_bounds__(256)
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
-void probe_m1(std::int64_t m) {
+void probe_streaming(std::int64_t m) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int smem = 8 * kProbeRing * kProbeStage;
@@ -1229,7 +1225,7 @@ int main(int argc, char** argv) {
   } else if (mode == "dequant") {
     time_dequant();
   } else if (mode == "probe") {
-    probe_m1(argc > 2 ? std::atoll(argv[2]) : 1);
+    probe_streaming(argc > 2 ? std::atoll(argv[2]) : 1);
   } else {
     if (mode == "all" || mode == "validate") run_validation(false);
     if (mode == "all" || mode == "time" || mode == "time-small" || mode == "time-mid" || mode == "time-large") {
