@@ -8,7 +8,8 @@ another file's number. Given several files (rounds of the same config), each poi
 median, the smallest and the largest of its per-file ratios, and the medians of both
 throughputs. With a target ratio the verdict is "met" (every round at or above it), "not met"
 (every round below) or "spread" (the rounds fall on both sides: the target lies within the
-run-to-run spread).
+run-to-run spread). A point that never ran ok on both sides says why, naming the side that did
+not ("not compared: cudnn unsupported, fa3 ok").
 
 The two sides need not be implementations: `by` names another axis (kv_dtype, page_size, mode,
 ...) whose two values are compared point by point within each file, the implementation then
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .compare import _fmt_value, _label, _varying, compare_points, markdown_table, rating, text_table
-from .loader import Result
+from .loader import OK, Result
 
 MET, NOT_MET, SPREAD = "met", "not met", "spread"
 # Columns of per_file's rows that rate a point (the rest are its benchmark, file and axes), and
@@ -58,6 +59,25 @@ def target_verdict(ratios: Sequence[float], target: Optional[float]) -> str:
 # The implementation's column, renamed where it is one of the keys (by is another axis), so that
 # it does not meet the rated "impl" value column.
 IMPL_KEY = "implementation"
+
+
+def side_labels(impl: str, peer: str, by: str = "impl") -> tuple:
+    """How the two sides are named in the output: the implementations, or by=value."""
+    if by != "impl":
+        return f"{by}={impl}", f"{by}={peer}"
+    return impl, peer
+
+
+def not_compared(status_impl: str, status_peer: str, impl: str, peer: str) -> str:
+    """Why a point has no ratio, each side named by its label: the side(s) that did not run ok
+    first ("cudnn unsupported, fa3 ok"; "fa3 failed, cudnn unsupported"), or both at once where
+    they share a status ("fa3 and cudnn unsupported"). "absent": the file has no such point for
+    that side."""
+    if status_impl == status_peer:
+        return f"{impl} and {peer} {status_impl}"
+    if status_impl == OK:
+        return f"{peer} {status_peer}, {impl} {status_impl}"
+    return f"{impl} {status_impl}, {peer} {status_peer}"
 
 
 def _rating(bench, t: pd.DataFrame, name: str, metric: Optional[str]) -> tuple:
@@ -93,6 +113,12 @@ def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str
         cmp = compare_points(theirs.drop(columns=by), mine.drop(columns=by), keys, benchmark=name,
                              metric=metric_col, higher_is_better=hib, unit=unit)
         cmp = cmp.rename(columns={"a": "peer", "b": "impl", "status_a": "status_peer", "status_b": "status_impl"})
+        # compare_points says why a point has no ratio in its own terms (A, B: here the peer and the
+        # implementation, the reverse of the order they are named in); name the sides instead.
+        names = side_labels(impl, peer, by)
+        bad = (cmp["status_impl"] != OK) | (cmp["status_peer"] != OK)
+        cmp.loc[bad, "verdict"] = [not_compared(si, sp, *names)
+                                   for si, sp in zip(cmp.loc[bad, "status_impl"], cmp.loc[bad, "status_peer"])]
         cmp.insert(0, "file", result.path)
         frames.append(cmp)
     return pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
@@ -141,8 +167,9 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
                    "ratio_min": float(ratios.min()) if len(ratios) else np.nan,
                    "ratio_max": float(ratios.max()) if len(ratios) else np.nan}
             if not len(ratios):
+                # One reason per distinct case over the files ("; " between them: a reason has commas).
                 why = sorted(set(p["verdict"].astype(str)))
-                row["verdict"] = "not compared: " + ", ".join(why)
+                row["verdict"] = "not compared: " + "; ".join(why)
             else:
                 row["verdict"] = target_verdict(ratios, target)
             rows.append(row)
@@ -155,8 +182,7 @@ def format_versus(v: pd.DataFrame, impl: str, peer: str, target: Optional[float]
     """The race as text tables, Markdown or CSV (one table per benchmark)."""
     if fmt == "csv":
         return v.to_csv(index=False)
-    if by != "impl":
-        impl, peer = f"{by}={impl}", f"{by}={peer}"
+    impl, peer = side_labels(impl, peer, by)
     lines = [f"{impl} against {peer}: ratio = {impl} / {peer} within each file, median (min-max) over the files"
              + (f"; target {target:g}" if target is not None else ""), ""]
     for name in dict.fromkeys(v["benchmark"]):

@@ -88,7 +88,7 @@ def test_points_that_never_ran_are_not_compared(rounds):
     assert len(graph) == 4
     assert (graph["rounds"] == 0).all()
     assert graph["ratio"].isna().all()
-    assert all(s.startswith("not compared: ") and "unsupported" in s for s in graph["verdict"])
+    assert set(graph["verdict"]) == {"not compared: reference and peer unsupported"}
 
 
 def test_target_verdicts(rounds):
@@ -223,3 +223,82 @@ def test_axis_on_the_command_line(capsys):
     assert main(["versus", *DECODE_FP8, "--by", "kv_dtype", "--impl", "fp8_e4m3", "--peer", "bf16", "--metric",
                  "nope"]) == 2
     assert "has no column 'nope'" in capsys.readouterr().err
+
+
+# Two rounds of a decode smoke run on an H200 (fa3 and cudnn side by side, kv_dtype "same"), committed.
+DECODE_SMOKE = [os.path.join(REPO, "results", "committed", "decode-cudnn-h200-2026-12-02", f"smoke-r{i}.h5")
+                for i in (1, 2)]
+
+
+def _set_status(src, dst, bench, statuses, kv_dtype=None):
+    """A copy of src whose benchmark bench has the given statuses: {(impl, page_size): status}
+    ("" leaves the point out, as a point never run); with kv_dtype, that K/V type on every point."""
+    import h5py
+
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        ds = f["benchmarks"][bench]["points"]
+        p = ds[()]
+        if kv_dtype is not None:
+            p["kv_dtype"] = kv_dtype.encode()
+        for (impl, page), status in statuses.items():
+            row = (p["impl"] == impl.encode()) & (p["page_size"] == page)
+            assert row.sum() == 1, (impl, page)
+            p["status"][row] = status.encode()
+        ds[...] = p
+    return str(dst)
+
+
+def test_a_point_one_side_did_not_run_names_that_side(tmp_path, capsys):
+    # fp8 K/V on decode: fa3 runs it, cudnn refuses it, in both rounds.
+    rounds = [_set_status(src, tmp_path / f"fp8-r{i}.h5", "llama3-8b-b8",
+                          {("cudnn", 0): "unsupported", ("cudnn", 16): "unsupported", ("cudnn", 64): "unsupported"},
+                          kv_dtype="fp8_e4m3") for i, src in enumerate(DECODE_SMOKE)]
+    results = [loader.load(p) for p in rounds]
+    for impl, peer in (("fa3", "cudnn"), ("cudnn", "fa3")):
+        v = versus(results, impl, peer, benchmarks=["llama3-8b-b8"])
+        assert len(v) == 3 and (v["rounds"] == 0).all()
+        assert set(v["verdict"]) == {"not compared: cudnn unsupported, fa3 ok"}, (impl, peer)
+    assert main(["versus", *rounds, "--impl", "fa3", "--peer", "cudnn", "-b", "llama3-8b-b8"]) == 0
+    assert capsys.readouterr().out.count("not compared: cudnn unsupported, fa3 ok") == 3
+
+
+def test_every_combination_of_statuses_is_named(tmp_path):
+    one = _set_status(DECODE_SMOKE[0], tmp_path / "r1.h5", "llama3-8b-b8",
+                      {("cudnn", 0): "unsupported", ("fa3", 16): "failed",
+                       ("fa3", 64): "failed", ("cudnn", 64): "unsupported"})
+    one = _set_status(one, tmp_path / "r1b.h5", "llama3-8b-b64", {("fa3", 0): "unsupported", ("cudnn", 0): "unsupported",
+                                                                  ("cudnn", 16): ""})
+    v = versus([loader.load(one)], "fa3", "cudnn", benchmarks=["llama3-8b-b8", "llama3-8b-b64"])
+    got = {(b, int(p)): s for b, p, s in zip(v["benchmark"], v["page_size"], v["verdict"])}
+    assert got == {
+        ("llama3-8b-b8", 0): "not compared: cudnn unsupported, fa3 ok",
+        ("llama3-8b-b8", 16): "not compared: fa3 failed, cudnn ok",
+        ("llama3-8b-b8", 64): "not compared: fa3 failed, cudnn unsupported",
+        ("llama3-8b-b64", 0): "not compared: fa3 and cudnn unsupported",
+        ("llama3-8b-b64", 16): "not compared: cudnn absent, fa3 ok",
+    }
+    # Rounds that disagree: each case once.
+    two = versus([loader.load(one), loader.load(DECODE_SMOKE[1])], "fa3", "cudnn", benchmarks=["llama3-8b-b8"])
+    first = two[two["page_size"] == 0].iloc[0]
+    assert first["rounds"] == 1 and first["files"] == 2 and first["verdict"] == ""
+    e = _set_status(DECODE_SMOKE[1], tmp_path / "r2.h5", "llama3-8b-b8", {("fa3", 0): "failed"})
+    both = versus([loader.load(one), loader.load(e)], "fa3", "cudnn", benchmarks=["llama3-8b-b8"])
+    assert both[both["page_size"] == 0].iloc[0]["verdict"] == \
+        "not compared: cudnn unsupported, fa3 ok; fa3 failed, cudnn ok"
+
+
+def test_two_values_of_an_axis_are_named_by_axis_and_value(tmp_path):
+    src = DECODE_FP8[0]
+    one = _set_status(src, tmp_path / "fp8.h5", "llama3-8b-b8", {})
+    import h5py
+
+    with h5py.File(one, "r+") as f:  # fa3's fp8 K/V refused at page_size 16
+        ds = f["benchmarks"]["llama3-8b-b8"]["points"]
+        p = ds[()]
+        p["status"][(p["kv_dtype"] == b"fp8_e4m3") & (p["page_size"] == 16)] = b"unsupported"
+        ds[...] = p
+    v = versus([loader.load(one)], "fp8_e4m3", "bf16", by="kv_dtype", benchmarks=["llama3-8b-b8"])
+    got = dict(zip(v["page_size"].astype(int), v["verdict"]))
+    assert got[16] == "not compared: kv_dtype=fp8_e4m3 unsupported, kv_dtype=bf16 ok"
+    assert got[0] == ""
