@@ -3,7 +3,7 @@
 # .w4/decode_check_base (the kernel before the change), .w4/decode_check (the tree's), and any
 # other .w4/decode_check_* given in VARIANTS; validation and memcheck of the tree's build, then
 # the bench of each build in turn, ROUNDS times in alternating order (each bench run itself
-# 3 rounds with the copy ceiling).
+# 3 rounds with the copy ceiling); summary.txt: decode_variants_summary.py's table.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/device/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-400}
@@ -23,6 +23,6 @@ for r in $(seq "${ROUNDS:-2}"); do
     step "bench $v r$r" 60 "bench-$v-r$r.csv" "$bin" bench 3
   done
 done
-for v in "${builds[@]}"; do echo "== $v"; for f in "$OUT"/bench-$v-r*.csv; do cut -d, -f1,3,6 "$f" | sed -n '4,18p'; done; done
-cd "$OUT" && tar czf all.tgz ./*.txt ./*.csv 2>/dev/null && rm -f ./*.txt ./*.csv; ls
+python3 experiments/device/decode_variants_summary.py "$OUT" "${builds[@]}" | tee "$OUT/summary.txt"
+cd "$OUT" && tar czf all.tgz ./*.txt ./*.csv 2>/dev/null && rm -f ./*.csv; ls
 echo "total $(( $(date +%s) - t0 )) s"

@@ -1,11 +1,12 @@
 #pragma once
 // Thin wrappers around the Hopper (sm_90a) PTX used by the hand-written kernels: mbarriers,
-// TMA bulk tensor loads, proxy fences, named barriers, register reallocation (setmaxnreg),
-// wgmma shared-memory descriptors and the wgmma instructions themselves.
+// TMA bulk tensor loads, proxy fences, named barriers, thread-block clusters, register
+// reallocation (setmaxnreg), wgmma shared-memory descriptors and the wgmma instructions
+// themselves.
 //
 // Include only from .cu files. Every function here is meant to be called from code compiled
-// for sm_90a alone (guard the caller with GENBENCH_SM90A_ENABLED); other architectures see
-// the declarations but must not call them.
+// for sm_90a alone (guard the caller with GENBENCH_SM90A_ENABLED), except the cluster ones
+// (any sm_90 or newer target); other architectures see the declarations but must not call them.
 //
 // wgmma register layouts (m64nNk16, per warpgroup of 128 threads; warp w = tid / 32,
 // lane l = tid % 32, r0 = 16 * w + l / 4):
@@ -132,6 +133,24 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 }
 __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Thread-block clusters (sm_90 and newer, the plain sm_90 target included; callers guard with
+// __CUDA_ARCH__ >= 900). cluster_sync: every thread of every CTA of the cluster arrives (its
+// earlier shared-memory writes released) and waits for all (acquiring theirs); from uniform
+// control flow only. cluster_map: the address of the same shared-memory byte in CTA `rank` of
+// the cluster; ld_cluster_f32x2 reads two floats there (8-byte aligned).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ std::uint32_t cluster_map(std::uint32_t smem_byte_addr, std::uint32_t rank) {
+  std::uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_byte_addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float2 ld_cluster_f32x2(std::uint32_t cluster_addr) {
+  float2 v;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(cluster_addr) : "memory");
+  return v;
 }
 // Register reallocation between warpgroups; every warp of the warpgroup executes it. Needs a
 // register cap at kernel entry (__launch_bounds__(threads, 1)).

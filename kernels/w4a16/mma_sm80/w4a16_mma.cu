@@ -60,6 +60,7 @@ struct Params {
   void* d;
   float* ws;      // m x n fp32, zero between launches (splits > 1)
   int* counters;  // per (m tile, n block), zero between launches
+  int cluster;    // streaming kernel: a tile's splits are one cluster, reduced in shared memory
 };
 
 // 16-bit constants of the type: the exponent that makes (bits | q) = MAGIC + q, and one.
@@ -219,6 +220,35 @@ __device__ __forceinline__ void store_tile(const Params& p, const float* red, in
   }
   if (tid == 0) p.counters[tile] = 0;
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Split-k inside a cluster (sm_90 and newer; the plan uses it for two splits, plan_cluster()):
+// the p.splits CTAs of a tile are one cluster (rank = split), each with its reduced tile in `red`
+// (16 rows, kRedStride floats a row); CTA `rank` writes the column pairs rank, rank + splits, ...
+// of every row, adding the CTAs' values in rank order (no workspace, no atomics, the same sum
+// every launch), read from their shared memory.
+template <typename T>
+__device__ __forceinline__ void cluster_store_tile(const Params& p, const float* red, int rank, int m_block,
+                                                   int n_block) {
+  sm90::cluster_sync();  // every CTA's tile is in its shared memory
+  const int m0 = m_block * 16, rows = min(16, p.m - m0);
+  const std::uint32_t base = sm90::smem_addr(red);
+  T* d = static_cast<T*>(p.d);
+  for (int i = rank + p.splits * static_cast<int>(threadIdx.x); i < rows * (kBlockN / 2); i += p.splits * kThreads) {
+    const int r = i / (kBlockN / 2), c = (i % (kBlockN / 2)) * 2, col = n_block * kBlockN + c;
+    if (col >= p.n) continue;
+    const std::uint32_t at = base + static_cast<std::uint32_t>((r * kRedStride + c) * 4);
+    float v0 = 0.0f, v1 = 0.0f;
+    for (int q = 0; q < p.splits; ++q) {
+      const float2 x = sm90::ld_cluster_f32x2(sm90::cluster_map(at, q));
+      v0 += x.x;
+      v1 += x.y;
+    }
+    store2(d + static_cast<std::size_t>(m0 + r) * p.n + col, v0, v1);
+  }
+  sm90::cluster_sync();  // no CTA leaves (its shared memory with it) while another reads it
+}
+#endif
 
 // The end of the fused kernel: the k-warps' partial sums meet in shared memory `red` (at least
 // MT * 16 x kRedStride floats), one k-warp after the other (plain stores and adds, no atomics),
@@ -489,9 +519,12 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wn = warp / kWarpsK, wk = warp % kWarpsK;
   const int g = lane / 4, t = lane % 4;
-  // m tile fastest, as in the fused kernel (more than one only where a 16-row tile is forced).
-  const int m_block = blockIdx.x % p.m_tiles, n_block = (blockIdx.x / p.m_tiles) % p.nb,
-            split = blockIdx.x / (p.m_tiles * p.nb);
+  // m tile fastest, as in the fused kernel (more than one only where a 16-row tile is forced);
+  // in a cluster the splits of a tile are neighbours (the cluster's CTAs), then the m tile.
+  const int cl_splits = p.cluster ? p.splits : 1;
+  const int tile_id = blockIdx.x / cl_splits;
+  const int m_block = tile_id % p.m_tiles, n_block = (tile_id / p.m_tiles) % p.nb,
+            split = p.cluster ? static_cast<int>(blockIdx.x % p.splits) : blockIdx.x / (p.m_tiles * p.nb);
   const int stages = p.k / (kStreamTiles * kTileK);
   const int s_begin = static_cast<int>(static_cast<long long>(split) * stages / p.splits);
   const int s_end = static_cast<int>(static_cast<long long>(split + 1) * stages / p.splits);
@@ -649,6 +682,12 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
     }
     __syncthreads();
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (p.cluster) {
+    cluster_store_tile<T>(p, red, split, m_block, n_block);
+    return;
+  }
+#endif
   store_tile<T>(p, red, &s_last, 16, m_block, n_block);
 }
 
@@ -1140,6 +1179,7 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
   if (a.wgmma && wide(a, tile_m_))
     if (const std::string e = wgmma_support(device); !e.empty()) throw std::invalid_argument("w4a16 mma: " + e);
   cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device);
+  cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, device);
   plan_splits();
   // Up to 64 tokens, where the 64-row wide grid (tiles x splits) fills under 60% of the CTA
   // slots because the splits are capped by k, 32-row tiles double the CTAs: at 4096 x 4096, m =
@@ -1157,6 +1197,47 @@ MmaGemm::MmaGemm(const Arguments& a, int device) : args_(a) {
       ctas_per_sm_ = per_sm64;
     }
   }
+  plan_cluster();
+}
+
+// The streaming kernel's two splits of a tile as one cluster where the device and this build's
+// code for it have clusters (sm_90 and newer) and every cluster of the grid is resident at once:
+// the two CTAs' sums then meet in shared memory, not in the workspace. Measured on the H200
+// (docs/lab/w4a16.md v10): with 2 splits 1-12% faster at m = 1-8 (8192 x 8192, 8192 x 28672);
+// with 4 splits 10-30% slower (4096 x 4096, 4096 x 14336), so those keep the workspace.
+void MmaGemm::plan_cluster() {
+  cluster_ = false;
+  if (!is_streaming(args_, tile_m_) || splits_ != 2 || cc_major_ < 9) return;
+  int smem = 0;
+  const KernelFn fn = pick(args_, tile_m_, &smem);
+  cudaFuncAttributes fa{};
+  if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(fn)) != cudaSuccess || fa.binaryVersion < 90) {
+    cudaGetLastError();
+    return;
+  }
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  cluster_config(cfg, attr, static_cast<unsigned>(ctas()), smem, nullptr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  cluster_ = static_cast<long long>(clusters) * splits_ >= ctas();
+}
+
+void MmaGemm::cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, unsigned grid, int smem,
+                             cudaStream_t stream) const {
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = static_cast<unsigned>(splits_);
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
 }
 
 bool MmaGemm::streaming() const { return is_streaming(args_, tile_m_); }
@@ -1195,14 +1276,14 @@ void MmaGemm::plan_splits() {
 }
 
 std::size_t MmaGemm::workspace_size() const {
-  if (splits_ == 1) return 0;
+  if (splits_ == 1 || cluster_) return 0;
   const std::size_t tiles = static_cast<std::size_t>(n_blocks(args_, tile_m_) * ((args_.m + tile_m_ - 1) / tile_m_));
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
   return (ws + 255) / 256 * 256 + tiles * sizeof(int);
 }
 
 void MmaGemm::initialize(void* workspace, cudaStream_t stream) {
-  if (splits_ == 1) return;
+  if (splits_ == 1 || cluster_) return;
   if (!workspace) throw std::invalid_argument("w4a16 mma: split-k needs its workspace");
   ws_ = static_cast<float*>(workspace);
   const std::size_t ws = static_cast<std::size_t>(args_.m * args_.n) * sizeof(float);
@@ -1217,11 +1298,19 @@ void MmaGemm::run(cudaStream_t stream) const {
   p.nb = static_cast<int>(n_blocks(args_, tile_m_));
   p.ws = ws_;
   p.counters = counters_;
-  if (splits_ > 1 && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
+  p.cluster = cluster_ ? 1 : 0;
+  if (splits_ > 1 && !cluster_ && !ws_) throw std::logic_error("w4a16 mma: run() before initialize()");
   int smem = 0;
   const KernelFn fn = pick(args_, tile_m_, &smem);
   const unsigned grid = static_cast<unsigned>(p.nb) * static_cast<unsigned>(p.m_tiles) * static_cast<unsigned>(splits_);
-  fn<<<grid, kThreads, smem, stream>>>(p);
+  if (cluster_) {
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    cluster_config(cfg, attr, grid, smem, stream);
+    if (cudaLaunchKernelEx(&cfg, fn, p) != cudaSuccess) check_launch("w4a16_stream_kernel (cluster launch)");
+  } else {
+    fn<<<grid, kThreads, smem, stream>>>(p);
+  }
   check_launch(is_streaming(args_, tile_m_) ? "w4a16_stream_kernel"
                : wide(args_, tile_m_)       ? "w4a16_wide_kernel"
                                             : "w4a16_mma_kernel");
@@ -1231,8 +1320,8 @@ std::string MmaGemm::describe() const {
   const long long ctas = this->ctas();
   char buf[160];
   if (is_streaming(args_, tile_m_)) {
-    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d ctas=%lld/%dx%d ring=%d", kBlockN,
-                  kStreamTiles * kTileK, splits_, ctas, sms_, ctas_per_sm_,
+    std::snprintf(buf, sizeof(buf), "mma_sm80 stream tile=16x%dx%d splitk=%d%s ctas=%lld/%dx%d ring=%d", kBlockN,
+                  kStreamTiles * kTileK, splits_, cluster_ ? " cluster" : "", ctas, sms_, ctas_per_sm_,
                   args_.m > 8 ? ring_stages<true>() : ring_stages<false>());
     return buf;
   }

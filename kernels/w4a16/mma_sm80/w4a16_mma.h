@@ -11,7 +11,9 @@
 //
 // Three kernels, all ending alike (a CTA's tile meets in shared memory; with split-k > 1 each CTA
 // adds its tile to an fp32 workspace and the last CTA of a tile, found by a counter, writes D and
-// zeroes the workspace, so one launch does the whole GEMM):
+// zeroes the workspace, so one launch does the whole GEMM; the streaming kernel on sm_90 and
+// newer runs a tile's two splits as one cluster instead, its CTAs adding each other's tiles from
+// shared memory, with no workspace):
 //   16-row tiles (m <= 16)  the streaming kernel: each warp fills its own shared-memory ring
 //     with cp.async (its lanes' weight bytes, A rows, scale rows, zero words), the weights are
 //     the mma's A operand (D^T = W^T A^T), exact q - z into the tensor cores, fp32 scales once
@@ -63,10 +65,14 @@ class MmaGemm {
   std::string describe() const;  // "mma_sm80 stream tile=16x128x64 splitk=8 ctas=256/132x2 ring=4"
 
  private:
-  void plan_splits();      // ctas_per_sm_ and splits_ for tile_m_
+  void plan_splits();   // ctas_per_sm_ and splits_ for tile_m_
+  void plan_cluster();  // cluster_ for the plan
+  void cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, unsigned grid, int smem,
+                      cudaStream_t stream) const;
   long long ctas() const;  // CTAs of one launch
   Arguments args_;
-  int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0;
+  int tile_m_ = 16, splits_ = 1, ctas_per_sm_ = 0, sms_ = 0, cc_major_ = 0;
+  bool cluster_ = false;  // streaming kernel: a tile's two splits run as one cluster (no workspace)
   float* ws_ = nullptr;
   int* counters_ = nullptr;
 };

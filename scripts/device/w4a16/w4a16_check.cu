@@ -17,6 +17,7 @@
 //   fp8        cuBLASLt e4m3 8192^3: the heuristic's first choice and the best of 64 timed
 //   probe [M]  m = M (1): the streaming kernel beside read-only kernels of the same bytes (probe_streaming;
 //              the read-only kernels take the split-k grid of nb x splits())
+//   placement  the SMs a grid of the streaming kernel's shape lands on when launched as clusters
 // Lines starting with "CSV," are machine-readable.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -1200,6 +1201,68 @@ void probe_streaming(std::int64_t m) {
   cudaFree(sink);
 }
 
+// Where the GPU puts the CTAs of a grid launched as clusters (lab/w4a16.md v10): a kernel of the
+// streaming kernel's shape (256 threads, at most two CTAs an SM, its 112640 bytes of shared
+// memory or padded to one CTA an SM) records each CTA's SM and holds it ~0.1 ms so that the grid
+// is resident together. Printed per cluster size: the SMs used, the most CTAs on one SM, and
+// cudaOccupancyMaxActiveClusters.
+__global__ void __launch_bounds__(256, 2) placement_kernel(int* sm_of, long long spin) {
+  extern __shared__ unsigned char held[];
+  if (threadIdx.x == 0) {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(id));
+    sm_of[blockIdx.x] = static_cast<int>(id);
+  }
+  const long long t0 = clock64();
+  while (clock64() - t0 < spin) {
+  }
+  held[threadIdx.x] = 0;
+}
+
+void cluster_placement() {
+  int sms = 0, per_sm = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+  constexpr int kStreamSmem = 112640;  // the streaming kernel's ring up to 8 tokens
+  int* sm_of = nullptr;
+  CK(cudaMalloc(&sm_of, 1024 * sizeof(int)));
+  for (const int ctas : {128, 224})
+    for (const int smem : {kStreamSmem, per_sm / 2 + 1024})
+      for (const int cluster : {1, 2, 4}) {
+        CK(cudaFuncSetAttribute(placement_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        cudaLaunchConfig_t cfg{};
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = static_cast<unsigned>(cluster);
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+        cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+        cfg.blockDim = dim3(256);
+        cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+        cfg.stream = g_stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int max_clusters = 0;
+        CK(cudaOccupancyMaxActiveClusters(&max_clusters, placement_kernel, &cfg));
+        CK(cudaMemset(sm_of, 0xff, 1024 * sizeof(int)));
+        CK(cudaLaunchKernelEx(&cfg, placement_kernel, sm_of, 200000LL));
+        CK(cudaStreamSynchronize(g_stream));
+        std::vector<int> got(static_cast<std::size_t>(ctas));
+        CK(cudaMemcpy(got.data(), sm_of, got.size() * sizeof(int), cudaMemcpyDeviceToHost));
+        std::vector<int> count(static_cast<std::size_t>(sms) + 1, 0);
+        int unknown = 0;
+        for (const int id : got) {
+          if (id < 0 || id >= sms) ++unknown;
+          else ++count[static_cast<std::size_t>(id)];
+        }
+        const int used = static_cast<int>(std::count_if(count.begin(), count.end(), [](int c) { return c > 0; }));
+        std::printf(
+            "CSV,placement,ctas=%d,smem=%d,cluster=%d,sms_used=%d,max_ctas_on_one_sm=%d,unrecorded=%d,"
+            "max_active_clusters=%d\n",
+            ctas, smem, cluster, used, *std::max_element(count.begin(), count.end()), unknown, max_clusters);
+      }
+  cudaFree(sm_of);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1224,6 +1287,8 @@ int main(int argc, char** argv) {
     sweep_splits(mode == "sweep-large");
   } else if (mode == "dequant") {
     time_dequant();
+  } else if (mode == "placement") {
+    cluster_placement();
   } else if (mode == "probe") {
     probe_streaming(argc > 2 ? std::atoll(argv[2]) : 1);
   } else {

@@ -2,7 +2,7 @@
 // kernels/w4a16/common: int4 and uint4 with zero points, every group size and per column, fp16
 // and bf16, odd m, n not a multiple of 128, each tile height (32 and 64 rows on both the wide
 // and the staged kernel; on sm_90 the wide kernel's wgmma form too), forced and automatic split-k
-// (and the workspace it must leave zeroed),
+// (and the workspace it must leave zeroed; the streaming kernel's two splits as a cluster on sm_90+),
 // the dequantise path's W^T bit for bit, and the shapes can_implement refuses. Skipped without a GPU of compute
 // capability 8.0 or newer. Depends on nothing else of genbench, so scripts/device/w4a16-check.sh also builds it on its
 // own.
@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/w4a16/common/w4a16_layout.h"
@@ -82,7 +83,7 @@ std::uint32_t lcg(std::uint32_t& x) {
 // Runs the kernel (twice: the second launch relies on the first leaving the split-k workspace
 // zeroed) and returns the worst error relative to sum |a w| per element, the tolerance of the
 // output type (fp16 2e-3, bf16 1e-2, as for the other GEMMs), and checks the workspace.
-double run_problem(const Problem& pr, double* tol) {
+double run_problem(const Problem& pr, double* tol, std::string* plan_text = nullptr) {
   const std::int64_t g = pr.group ? pr.group : pr.k, rows = pr.k / g;
   std::uint32_t seed = static_cast<std::uint32_t>(pr.m * 131 + pr.n * 7 + pr.k + g + pr.bf16 * 3 + pr.zp * 5);
   std::vector<float> a(pr.m * pr.k), s(rows * pr.n);
@@ -127,6 +128,7 @@ double run_problem(const Problem& pr, double* tol) {
   args.wgmma = pr.wgmma;
   EXPECT_EQ(MmaGemm::can_implement(args), "");
   MmaGemm plan(args, 0);
+  if (plan_text) *plan_text = plan.describe();
   DeviceBuf ws(plan.workspace_size());
   plan.initialize(plan.workspace_size() ? ws.p : nullptr, nullptr);
   plan.run(nullptr);
@@ -180,6 +182,26 @@ TEST(W4a16Mma, EveryTileHeightAndSplitGivesTheSameAnswer) {
         const double err = run_problem({37, 192, 768, 128, false, true, split, tile, staged}, &tol);
         EXPECT_LE(err, tol) << "tile_m " << tile << (staged ? " staged" : " wide") << " split " << split;
       }
+}
+
+// The streaming kernel's split-k: on sm_90 and newer two splits run as one cluster whose CTAs
+// add each other's tiles from shared memory (no workspace); more splits, or older GPUs, take the
+// workspace. Ragged m (one and two 16-row tiles), a half-empty last 128-column block, zero points.
+TEST(W4a16Mma, StreamingSplitsInAClusterOrTheWorkspace) {
+  REQUIRE_SM80();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  for (int split : {2, 3, 8, 12})
+    for (std::int64_t m : {1, 5, 21}) {
+      const bool zp = split == 3;
+      double tol = 0;
+      std::string plan;
+      const double err = run_problem({m, 448, 2048, zp ? 64 : 128, m == 5, zp, split, 16}, &tol, &plan);
+      EXPECT_LE(err, tol) << plan;
+      const bool cluster = plan.find("cluster") != std::string::npos;
+      EXPECT_EQ(cluster, prop.major >= 9 && split == 2) << plan;
+      EXPECT_NE(plan.find("splitk=" + std::to_string(split)), std::string::npos) << plan;
+    }
 }
 
 // The wide kernel's edges: 256-column CTAs with one to three of their four weight tiles past n,
