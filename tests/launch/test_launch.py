@@ -4,9 +4,11 @@ whole flow with a stand-in ncu, and genbench-profile-import on an ncu CSV fixtur
 import math
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 
 import h5py
 import numpy as np
@@ -142,17 +144,121 @@ def test_genbench_local_rejects_bad_rank_counts():
     assert "usage" in proc.stderr
 
 
-# --- genbench-profile-import ---------------------------------------------------------------------
+# --- slurm/genbench-step --------------------------------------------------------------------------
 
-SMALL = """genbench: 1
+FAKE_SRUN = """#!/bin/sh
+# Stands in for srun. `--mpi=list`: lists pmix (after saying so and waiting a second when
+# FAKE_SRUN_SLOW_LIST is set). As the launcher of one rank: says so, then stands for a rank that
+# is still loading for FAKE_SRUN_LOAD seconds (SIGUSR1 has its default action there and ends
+# it), then becomes that rank: execs the command after srun's options.
+if [ "$1" = --mpi=list ]; then
+  [ -n "$FAKE_SRUN_SLOW_LIST" ] && { echo listing > "$FAKE_SRUN_READY"; sleep 1; }
+  echo "MPI plugin types are... pmix"; exit 0
+fi
+echo launched > "$FAKE_SRUN_LAUNCHED"
+[ -z "$FAKE_SRUN_SLOW_LIST" ] && echo launched > "$FAKE_SRUN_READY"
+while [ "${1#--}" != "$1" ]; do shift; done
+sleep "$FAKE_SRUN_LOAD"
+exec "$@"
+"""
+
+
+def gemm_config(timing, m, nk):
+    """A config of one benchmark: the reference gemm, fp32, over the m values, n = k = nk."""
+    return f"""genbench: 1
 settings:
-  timing: {warmup: 1, min_iterations: 2, max_iterations: 5, min_time: 0.001, max_time: 0.05}
+  timing: {timing}
 benchmarks:
   - name: gemm
     op: gemm
     implementations: [reference]
-    axes: {m: [16, 32, 48], n: 16, k: 16, dtype: fp32}
+    axes: {{m: {m}, n: {nk}, k: {nk}, dtype: fp32}}
 """
+
+
+# Ten points of at least 0.2 s of samples each: a stop passed on as the file appears ends it early.
+SLOW = gemm_config("{warmup: 1, min_iterations: 2, max_iterations: 5000, min_time: 0.2, max_time: 0.3}",
+                   list(range(64, 74)), 64)
+
+
+@pytest.mark.parametrize("when", ["ranks starting", "twice while the ranks start", "to the step and the ranks",
+                                  "before the launch"])
+def test_genbench_step_and_a_stop_signal_during_start_up(tmp_path, when):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip("no genbench binary")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    srun = bindir / "srun"
+    srun.write_text(FAKE_SRUN)
+    srun.chmod(0o755)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(SLOW)
+    ready, launched, out = tmp_path / "ready", tmp_path / "launched", tmp_path / "r.h5"
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin", GENBENCH_BIN=BIN, GENBENCH_BIND="0",
+               GENBENCH_BACKEND="host", SLURM_JOB_ID="7", FAKE_SRUN_READY=str(ready),
+               FAKE_SRUN_LAUNCHED=str(launched), FAKE_SRUN_LOAD="3",
+               FAKE_SRUN_SLOW_LIST="1" if when == "before the launch" else "")
+    step = subprocess.Popen([os.path.join(ROOT, "slurm", "genbench-step"), str(cfg), str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for _ in range(1000):
+            if ready.exists() or step.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert ready.exists(), "genbench-step never reached the fake srun"
+        if when == "to the step and the ranks":
+            # as scancel does: SIGTERM to the batch shell and to the ranks themselves
+            with open(f"/proc/{step.pid}/task/{step.pid}/children") as f:
+                ranks = [int(p) for p in f.read().split()]
+            assert ranks, "no launcher under genbench-step"
+            step.send_signal(signal.SIGTERM)
+            for p in ranks:
+                os.kill(p, signal.SIGTERM)
+        else:
+            step.send_signal(signal.SIGUSR1)
+        if when == "twice while the ranks start":
+            time.sleep(0.3)
+            step.send_signal(signal.SIGUSR1)
+        _, err = step.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(step.pid, signal.SIGKILL)
+        _, err = step.communicate()
+        pytest.fail(f"genbench-step did not end within 60 s of the signal:\n{err}")
+    finally:
+        if step.poll() is None:
+            os.killpg(step.pid, signal.SIGKILL)
+    if when == "to the step and the ranks":
+        # the rank, still loading, is ended by its own signal: the step says what happened
+        assert "got SIGTERM while the ranks start" in err, err
+        assert step.returncode == 128 + signal.SIGTERM, err
+        assert f"ended by signal {int(signal.SIGTERM)} before reaching {out}" in err, err
+        assert "Submit the same job again" in err, err
+        assert not out.exists(), err
+        return
+    assert "got SIGUSR1" in err, err
+    if when != "before the launch":
+        # held back while the rank loads (a second signal too), passed on once the rank has
+        # written the file: the run stops early with an interrupted file instead of a rank ended
+        # by the signal
+        assert f"passed on once they reach {out}" in err, err
+        assert ("the stop is already under way" in err) == (when == "twice while the ranks start"), err
+        assert step.returncode == 130, err
+        with h5py.File(out, "r") as f:
+            assert f.attrs["state"] == "interrupted", err
+            done = int(np.sum(f["benchmarks/gemm/points"]["status"] != b""))
+        assert done < 10, f"{done} of 10 points\n{err}"
+    else:
+        # the signal came before the launch: no ranks are started
+        assert step.returncode == 130, err
+        assert "stopped before the ranks were started" in err, err
+        assert not launched.exists(), err
+        assert not out.exists(), err
+
+
+# --- genbench-profile-import ---------------------------------------------------------------------
+
+SMALL = gemm_config("{warmup: 1, min_iterations: 2, max_iterations: 5, min_time: 0.001, max_time: 0.05}",
+                    [16, 32, 48], 16)
 
 
 @pytest.fixture(scope="module")

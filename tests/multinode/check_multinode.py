@@ -6,8 +6,9 @@ file's schema rather than its raw layout.
       /system holds one row per rank, on exactly those hosts, with node-local ranks 0..per-node-1
       on every host; every point is ok or unsupported (an
       implementation the host backend lacks), every ok point has samples and statistics from
-      every rank; --partial: some
-      but not every point of the sweep; otherwise every point, each once.
+      every rank; --partial: not
+      every point of the sweep (none if the stop came during start-up); otherwise every point,
+      each once.
   check_multinode.py straggler REPORT_MD --slow node2 --fast node1
       the report's straggler line names every rank of the slow host and none of the fast one.
   check_multinode.py points FILE
@@ -92,9 +93,11 @@ def check_file(a):
             if len(med) != nranks or not np.all(np.isfinite(med)) or not np.all(med > 0):
                 problems.append(f"{name} point {p}: per-rank medians {med.tolist()}")
                 break
-    if a.partial and not 0 < done < total:
-        problems.append(f"{done} of {total} points, expected some but not all")
-    if not a.partial and done != total:
+    # --partial: fewer than all, none when the stop came during start-up (0 of 0 when no
+    # benchmark had begun); otherwise all, and a complete file of no benchmark fails
+    if a.partial and total and done >= total:
+        problems.append(f"{done} of {total} points, expected fewer than all")
+    if not a.partial and (done != total or not total):
         problems.append(f"{done} of {total} points")
     print(f"{a.file}: state {attrs.get('state')}, {nranks} ranks on {','.join(seen_hosts)}, {done}/{total} points"
           + (": " + "; ".join(problems[:6]) if problems else ": ok"))

@@ -12,8 +12,9 @@
 #           the surviving nodes completes it.
 #   Slurm   one slurmctld and one slurmd per node namespace; slurm/multi-node.sbatch unchanged,
 #           `sbatch --nodes=2` runs to completion (srun --mpi=pmix, or the template's mpirun
-#           fallback; the log says which), and a job that hits its --time limit leaves an
-#           interrupted file that the same job submitted again completes with --resume.
+#           fallback; the log says which), a job that hits its --time limit leaves an
+#           interrupted file that the same job submitted again completes with --resume, and a
+#           job whose batch shell is signalled while the ranks start ends interrupted (130).
 # The Slurm part runs in the background while the mpirun part runs (the time limit takes a
 # minute of waiting). Exit codes: 0 passed, 1 failed, 77 skipped (namespaces or Slurm cannot be
 # made here; the reason is printed). Everything lives in one temporary folder; daemons,
@@ -39,6 +40,8 @@ export PATH=$PATH:/usr/sbin:/sbin
 command -v mpirun >/dev/null || skip "no mpirun"
 # shellcheck source=nodes.sh
 . "$here/nodes.sh"
+# shellcheck source=../slurm/jobs_left.sh
+. "$here/../slurm/jobs_left.sh"
 why=$(mn_can_make_nodes) || skip "$why"
 
 tmp=$(mktemp -d /tmp/genbench-mn.XXXXXX)
@@ -174,21 +177,25 @@ CONF
   wait_job() {
     local start
     start=$(date +%s)
-    while mn_exec node1 timeout 20 squeue -h -j "$2" -o '%i' 2>/dev/null | grep -q .; do
+    while slurm_jobs_left "$2" mn_exec node1; do
       [ $(( $(date +%s) - start )) -ge "$1" ] && return 1
       sleep 2
     done
   }
-  # The time limit: --time=1 with the signal 55 s before the end. slurmctld checks limits every
-  # 30 s, so SIGUSR1 reaches the batch shell 5 to 35 s into the job; long.yaml needs over 40 s.
+  # The time limit: --time=1 with the signal 25 s before the end. slurmctld checks limits every
+  # 30 s and may signal up to 30 s early, so SIGUSR1 reaches the batch shell 5 to 35 s into the
+  # job (with 55 s it came 7 s in, inside MPI_Init); long.yaml needs over 40 s. A signal during
+  # the ranks' start-up leaves an interrupted file of no points, which the check accepts.
+  # The time-limit job is submitted last: every job takes both nodes' stand-in GPUs, so the jobs
+  # run one after another, and the two short ones then do not wait out its minute.
   local j_long j_multi j_mpirun st ec
-  j_long=$(submit long --time=1 --signal=B:USR1@55 "$root/slurm/multi-node.sbatch" "$here/configs/long.yaml" "$R/slurm-long.h5") \
-    || { echo "FAIL: sbatch (time-limit job)"; return 1; }
   j_multi=$(submit multi "$root/slurm/multi-node.sbatch" "$here/configs/collectives.yaml" "$R/slurm-coll.h5") \
     || { echo "FAIL: sbatch multi-node.sbatch"; return 1; }
   # The template's other launcher: mpirun inside the allocation (its daemons started by srun).
   j_mpirun=$(GENBENCH_LAUNCHER=mpirun submit mpirun "$root/slurm/multi-node.sbatch" "$here/configs/collectives.yaml" "$R/slurm-coll-mpirun.h5") \
     || { echo "FAIL: sbatch multi-node.sbatch (GENBENCH_LAUNCHER=mpirun)"; return 1; }
+  j_long=$(submit long --time=1 --signal=B:USR1@25 "$root/slurm/multi-node.sbatch" "$here/configs/long.yaml" "$R/slurm-long.h5") \
+    || { echo "FAIL: sbatch (time-limit job)"; return 1; }
   echo "submitted: multi-node $j_multi (launcher auto), $j_mpirun (GENBENCH_LAUNCHER=mpirun), time-limit job $j_long"
   local j out file how
   # auto: srun --mpi=pmix where it works, else the fallback; either is a pass, the log says which
@@ -206,8 +213,17 @@ CONF
   st=$(job_field "$j_long" JobState) ec=$(job_field "$j_long" ExitCode)
   echo "time-limit job $j_long: $st, exit $ec; $(grep -m1 -oE 'via (srun|mpirun)' "$S/jobs/long.out"); $(grep -m1 -oE 'got SIG[A-Z0-9]+' "$S/jobs/long.out")"
   grep -q 'got SIGUSR1\|got SIGTERM' "$S/jobs/long.out" || { echo "FAIL: the time-limit job never saw the signal"; return 1; }
-  check file "$R/slurm-long.h5" --hosts node1,node2 --per-node 2 --state interrupted --partial \
-    || { echo "FAIL: the time-limit job's file"; return 1; }
+  # A signal before genbench-step started the ranks (its first second or so, on a loaded
+  # machine longer) starts none and leaves no file: then the follow-up job runs every point.
+  local resumed=1
+  if grep -q 'stopped before the ranks were started' "$S/jobs/long.out"; then
+    echo "time-limit job: the signal came before the ranks were started; no file, the next job runs them all"
+    [ "${ec%%:*}" = 130 ] && [ ! -e "$R/slurm-long.h5" ] || { echo "FAIL: exit $ec, or a file was left"; return 1; }
+    resumed=0
+  else
+    check file "$R/slurm-long.h5" --hosts node1,node2 --per-node 2 --state interrupted --partial \
+      || { echo "FAIL: the time-limit job's file"; return 1; }
+  fi
   local j_resume
   j_resume=$(submit resume "$root/slurm/multi-node.sbatch" "$here/configs/long.yaml" "$R/slurm-long.h5") \
     || { echo "FAIL: sbatch (resume job)"; return 1; }
@@ -215,9 +231,34 @@ CONF
   st=$(job_field "$j_resume" JobState) ec=$(job_field "$j_resume" ExitCode)
   echo "resume job $j_resume: $st, exit $ec; $(grep -m1 -oE 'via (srun|mpirun)' "$S/jobs/resume.out")"
   [ "$st" = COMPLETED ] || { echo "FAIL: resume job ended $st (exit $ec)"; return 1; }
-  grep -q 'continuing it with --resume' "$S/jobs/resume.out" || { echo "FAIL: the follow-up job did not resume"; return 1; }
-  check file "$R/slurm-long.h5" --hosts node1,node2 --per-node 2 --state complete --resumed \
-    || { echo "FAIL: the resumed file"; return 1; }
+  if [ $resumed = 1 ]; then
+    grep -q 'continuing it with --resume' "$S/jobs/resume.out" || { echo "FAIL: the follow-up job did not resume"; return 1; }
+    check file "$R/slurm-long.h5" --hosts node1,node2 --per-node 2 --state complete --resumed \
+      || { echo "FAIL: the resumed file"; return 1; }
+  else
+    check file "$R/slurm-long.h5" --hosts node1,node2 --per-node 2 --state complete \
+      || { echo "FAIL: the follow-up job's file"; return 1; }
+  fi
+
+  # A stop signal while the ranks start, to the batch shell only (as --signal=B: sends it): as
+  # soon as the job's first step (srun's ranks) exists. genbench-step holds it back until rank 0
+  # has made the file, when every rank catches it; passed on at once it could find a rank still
+  # loading its libraries and end it. The ranks then stop: an interrupted file, exit 130.
+  local j_early k
+  j_early=$(submit early "$root/slurm/multi-node.sbatch" "$here/configs/long.yaml" "$R/slurm-early.h5") \
+    || { echo "FAIL: sbatch (early-signal job)"; return 1; }
+  for k in $(seq 300); do
+    mn_exec node1 timeout 10 squeue -h -s -j "$j_early" -o %i 2>/dev/null | grep -qx "$j_early\.0" && break
+    sleep 0.2
+  done
+  mn_exec node1 timeout 20 scancel --batch --signal=USR1 "$j_early" || { echo "FAIL: scancel --batch --signal=USR1 $j_early"; return 1; }
+  wait_job 120 "$j_early" || { echo "FAIL: early-signal job $j_early still running after 120 s"; return 1; }
+  st=$(job_field "$j_early" JobState) ec=$(job_field "$j_early" ExitCode)
+  echo "early-signal job $j_early: $st, exit $ec; $(grep -m1 -E 'got SIGUSR1.*' "$S/jobs/early.out")"
+  grep -q 'got SIGUSR1' "$S/jobs/early.out" || { echo "FAIL: the early-signal job never saw the signal"; return 1; }
+  [ "${ec%%:*}" = 130 ] || { echo "FAIL: the early-signal job exited $ec, expected 130"; return 1; }
+  check file "$R/slurm-early.h5" --hosts node1,node2 --per-node 2 --state interrupted --partial \
+    || { echo "FAIL: the early-signal job's file"; return 1; }
   echo "Slurm part passed"
   return 0
 }
@@ -250,14 +291,19 @@ mpi node1,node2 run "$here/configs/collectives.yaml" -o "$R/coll.h5" -q > "$tmp/
 check file "$R/coll.h5" --hosts node1,node2 --per-node 2 --state complete || fail "collectives result"
 
 # --- a slow node ------------------------------------------------------------------------------
-# node3's processes together get 20% of one CPU (its cgroup's quota) from the end of the first
-# point on (set once the ranks are running: their start-up would crawl under it); the report
-# must name both of node3's ranks as stragglers and none of node1's.
+# node3's processes together get 20% of one CPU (its cgroup's quota, 1 ms per 5 ms period) from
+# the end of the first point on (set once the ranks are running: their start-up would crawl
+# under it); the report must name both of node3's ranks as stragglers and none of node1's. The
+# other points' iterations need several quotas of CPU in any build type (configs/straggler.yaml
+# says why that matters); at 10% of a CPU each, node3's ranks take about ten times as long.
 if [ -n "$MN_CGROUP" ]; then
   log "mpirun: straggler config on node1,node3; node3 held to 20% of one CPU after the first point"
-  # node1 outweighs other work on the machine for these seconds (a busy machine would otherwise
-  # slow it as much as the quota slows node3)
-  mn_node_weight node1 16 || fail "cannot set node1's CPU weight"
+  # node1 and node3 outweigh other work on the machine for these seconds (the Slurm part runs
+  # meanwhile): a busy machine would otherwise slow node1 as much as the quota slows node3, and
+  # node3 far below its quota (a run of 10 x the work took 77 s instead of 8 with node3 at the
+  # default weight), so that node3 is held back by its quota alone
+  mn_node_weight node1 16 && mn_node_weight node3 16 || fail "cannot set the nodes' CPU weights"
+  slow_start=$(date +%s.%N)
   mpi node1,node3 run "$here/configs/straggler.yaml" -o "$R/slow.h5" > "$tmp/logs/slow.txt" 2>&1 &
   job=$!
   for i in $(seq 3000); do
@@ -268,7 +314,9 @@ if [ -n "$MN_CGROUP" ]; then
   mn_slow_node node3 20 || fail "cannot set node3's CPU quota"
   wait $job || fail "slow-node run exited $? ($(tail -n 3 "$tmp/logs/slow.txt" | tr '\n' ' '))"
   mn_slow_node node3 0
-  mn_node_weight node1 1
+  mn_node_weight node1 1 && mn_node_weight node3 1
+  # the median of each point's samples, slowest rank
+  log "slow-node run: $(since "$slow_start") s; medians: $(sed -nE 's/^\[ *[0-9]+\/[0-9]+\] gemm\/reference +fp32 ([0-9]+)x.* ok +([0-9.]+ [mu]?s) .*/m=\1 \2/p' "$tmp/logs/slow.txt" | paste -sd, - | sed 's/,/, /g')"
   check file "$R/slow.h5" --hosts node1,node3 --per-node 2 --state complete || fail "slow-node result"
   PYTHONPATH=$root/analysis MPLBACKEND=Agg bg timeout 120 "$py" -m genbench_analysis report "$R/slow.h5" -o "$tmp/report" \
     > "$tmp/logs/report.txt" 2>&1 || fail "the analysis report failed: $(tail -n 3 "$tmp/logs/report.txt")"

@@ -182,18 +182,22 @@ mn_kill_node() {
   return 1
 }
 
-# mn_slow_node NODE PERCENT: caps NODE's processes together at PERCENT (10 or more) of one CPU
-# (0: no cap), as a quota per 10 ms period (the kernel's smallest quota is 1 ms).
-# Returns 1 where there is no cpu cgroup to do it with.
+# mn_slow_node NODE PERCENT: caps NODE's processes together at PERCENT (1 to 100) of one CPU
+# (0: no cap), as a quota of 1 ms per period of 100/PERCENT ms (20%: 5 ms). 1 ms is the smallest
+# quota the kernel takes (a smaller one is EINVAL), so this is the shortest period for the share.
+# Short periods matter: a process that has used up the quota waits for the next period, and work
+# that needs less CPU than one quota after such a wait is not slowed at all (see
+# configs/straggler.yaml). Returns 1 where there is no cpu cgroup to do it with.
 mn_slow_node() {
   local n=$1 pct=$2
   [ -n "$MN_CGROUP" ] || return 1
   local d=${MN_CGROUP#*:}/$n
   if [ "${MN_CGROUP%%:*}" = v2 ]; then
-    if [ "$pct" -eq 0 ]; then echo "max 10000" > "$d/cpu.max"; else echo "$((pct * 100)) 10000" > "$d/cpu.max"; fi
+    if [ "$pct" -eq 0 ]; then echo "max 100000" > "$d/cpu.max"; else echo "1000 $((100000 / pct))" > "$d/cpu.max"; fi
+  elif [ "$pct" -eq 0 ]; then
+    echo -1 > "$d/cpu.cfs_quota_us"
   else
-    echo 10000 > "$d/cpu.cfs_period_us" || return 1
-    if [ "$pct" -eq 0 ]; then echo -1 > "$d/cpu.cfs_quota_us"; else echo $((pct * 100)) > "$d/cpu.cfs_quota_us"; fi
+    echo $((100000 / pct)) > "$d/cpu.cfs_period_us" && echo 1000 > "$d/cpu.cfs_quota_us"
   fi
 }
 

@@ -1,6 +1,7 @@
 """Checks a genbench result file written under Slurm: its state, that every rank is in /system
 and in every benchmark's samples, that every point is ok, and (--partial) that an interrupted
-file holds some but not all points while (--resumed) a continued one holds each point once."""
+file holds fewer than all points (none if the signal came during the ranks' start-up) while
+(--resumed) a continued one holds each point once."""
 import argparse
 import sys
 
@@ -13,7 +14,7 @@ def main():
     ap.add_argument("file")
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--state", required=True, choices=["complete", "interrupted", "running"])
-    ap.add_argument("--partial", action="store_true", help="expect some but not all points")
+    ap.add_argument("--partial", action="store_true", help="expect fewer than all points")
     ap.add_argument("--resumed", action="store_true", help="expect a resumed_utc attribute")
     a = ap.parse_args()
     problems = []
@@ -51,9 +52,11 @@ def main():
                 n = int(row["iterations"])
                 if n < 1 or not np.all(np.isfinite(s[:, :n])):
                     problems.append(f"{name} point {row['point']}: missing samples for some rank")
-        if a.partial and not 0 < done < total:
-            problems.append(f"{done} of {total} points, expected some but not all")
-        if not a.partial and done != total:
+        # --partial: fewer than all, none when the stop came during start-up (0 of 0 when no
+        # benchmark had begun); otherwise all, and a complete file of no benchmark fails
+        if a.partial and total and done >= total:
+            problems.append(f"{done} of {total} points, expected fewer than all")
+        if not a.partial and (done != total or not total):
             problems.append(f"{done} of {total} points")
     print(f"{a.file}: state {a.state}, {a.ranks} ranks, {done}/{total} points"
           + (": " + "; ".join(problems[:5]) if problems else ": ok"))

@@ -187,12 +187,14 @@ common=(--parsable --chdir="$root" --cpus-per-task=1 --overcommit)
 submit() { local out=$1; shift; timeout 60 sbatch "${common[@]}" --output="$tmp/jobs/$out.out" "$@"; }
 
 # Waits for jobs to leave the queue (at most $1 seconds).
+# shellcheck source=jobs_left.sh
+. "$(dirname "${BASH_SOURCE[0]}")/jobs_left.sh"
 wait_jobs() {
   local limit=$1
   shift
   local start
   start=$(date +%s)
-  while timeout 20 squeue -h -j "$(IFS=,; echo "$*")" -o '%i' 2>/dev/null | grep -q .; do
+  while slurm_jobs_left "$(IFS=,; echo "$*")"; do
     [ $(( $(date +%s) - start )) -ge "$limit" ] && return 1
     sleep 2
   done
@@ -242,13 +244,26 @@ wait_jobs 150 "$j_long" || fail "time-limit job $j_long still running after 150 
 st=$(job_field "$j_long" JobState); ec=$(job_field "$j_long" ExitCode)
 log "time-limit job $j_long: $st, exit $ec"
 grep -q 'got SIGUSR1\|got SIGTERM' "$tmp/jobs/long.out" || fail "the time-limit job never saw the signal"
-check "$r/long.h5" --ranks 2 --state interrupted --partial || fail "interrupted result"
+# A signal before genbench-step started the ranks (its first second or so, on a loaded machine
+# longer) starts none and leaves no file: then the follow-up job runs every point.
+resumed=1
+if grep -q 'stopped before the ranks were started' "$tmp/jobs/long.out"; then
+  log "time-limit job: the signal came before the ranks were started; no file, the next job runs them all"
+  [ "${ec%%:*}" = 130 ] && [ ! -e "$r/long.h5" ] || fail "exit $ec, or a file was left"
+  resumed=0
+else
+  check "$r/long.h5" --ranks 2 --state interrupted --partial || fail "interrupted result"
+fi
 j_resume=$(submit resume --ntasks-per-node=2 --gpus-per-node=2 "$root/slurm/single-node.sbatch" "$tmp/long.yaml" "$r/long.h5") \
   || fail "sbatch (resume job)"
 wait_jobs 150 "$j_resume" || fail "resume job $j_resume still running after 150 s"
 st=$(job_field "$j_resume" JobState); ec=$(job_field "$j_resume" ExitCode)
 log "resume job $j_resume: $st, exit $ec"
 [ "$st" = COMPLETED ] || fail "resume job ended $st"
-grep -q 'continuing it with --resume' "$tmp/jobs/resume.out" || fail "the follow-up job did not resume"
-check "$r/long.h5" --ranks 2 --state complete --resumed || fail "resumed result"
+if [ $resumed = 1 ]; then
+  grep -q 'continuing it with --resume' "$tmp/jobs/resume.out" || fail "the follow-up job did not resume"
+  check "$r/long.h5" --ranks 2 --state complete --resumed || fail "resumed result"
+else
+  check "$r/long.h5" --ranks 2 --state complete || fail "the follow-up job's result"
+fi
 log "PASS"
