@@ -123,6 +123,11 @@ class Backend {
   virtual void synchronize() = 0;
   virtual MemoryInfo memory_info() const = 0;
   virtual DeviceState sample_state() { return {}; }
+  // Evicts the caches a timed run() would otherwise find warm (timing.cache: cold): the device
+  // writes a scratch buffer of twice its L2 (the host twice its last-level cache), ordered
+  // before the next timed region and outside it. The buffer is the backend's own, allocated
+  // on first use and not counted in any point's memory.
+  virtual void flush_cache() = 0;
 
   // Counted allocation; throws OutOfMemory when the device cannot provide it.
   DeviceBuffer allocate(std::size_t bytes);

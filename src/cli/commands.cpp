@@ -29,8 +29,35 @@ int env_world_size() {
 
 }  // namespace
 
+namespace {
+
+// The points of a selected config, one line each, as `genbench run --list` prints them.
+void print_points(const Config& cfg) {
+  std::size_t total = 0;
+  for (const auto& b : cfg.benchmarks) {
+    const auto points = expand(b);
+    std::printf("%s (op %s, %zu points)\n", b.name.c_str(), b.op->name().c_str(), points.size());
+    for (const auto& p : points) {
+      std::string line = strprintf("  %-6zu %-12s", p.index, p.impl.c_str());
+      for (std::size_t i = 0; i < p.values.size(); ++i)
+        line += " " + b.op->axes()[i].name + "=" + to_string(p.values[i]);
+      std::printf("%s\n", line.c_str());
+    }
+    total += points.size();
+  }
+  std::printf("%zu points in %zu benchmark(s)%s\n", total, cfg.benchmarks.size(),
+              cfg.selection.empty() ? "" : (", selection: " + cfg.selection).c_str());
+}
+
+}  // namespace
+
 int cmd_run(const RunArgs& args, const Comm& comm) {
-  const Config cfg = load_config(args.config);
+  Config cfg = load_config(args.config);
+  apply_selection(cfg, args.selection);
+  if (args.list) {
+    if (comm.is_root()) print_points(cfg);
+    return kExitOk;
+  }
   // Validate every point's legality for this world size before any device work.
   for (const auto& b : cfg.benchmarks)
     for (const auto& p : expand(b))
@@ -46,19 +73,20 @@ int cmd_run(const RunArgs& args, const Comm& comm) {
   opts.quiet = args.quiet;
   opts.command_line = args.command_line;
   if (opts.force && opts.resume) throw UsageError("--force and --resume exclude each other");
-  install_stop_handlers();
-  return run_benchmarks(cfg, opts, comm);
+  return run_benchmarks(cfg, opts, comm);  // the stop handlers are in place (main, before MPI)
 }
 
 int cmd_validate(const ValidateArgs& args, const Comm& comm) {
-  const Config cfg = load_config(args.config);
+  Config cfg = load_config(args.config);
+  apply_selection(cfg, args.selection);
   const int world = args.world_size > 0 ? args.world_size : std::max(comm.size(), env_world_size());
   const std::string backend = resolve_backend(args.backend == "auto" ? cfg.backend : args.backend);
   const BackendKind kind = backend == "cuda" ? BackendKind::cuda : BackendKind::host;
   std::unique_ptr<Backend> host = make_host_backend({});
   std::size_t total = 0, runnable = 0;
-  std::printf("%s: valid config, %zu benchmark(s); checked for %d rank(s) on the %s backend\n", cfg.path.c_str(),
-              cfg.benchmarks.size(), world, backend.c_str());
+  std::printf("%s: valid config, %zu benchmark(s)%s; checked for %d rank(s) on the %s backend\n", cfg.path.c_str(),
+              cfg.benchmarks.size(), cfg.selection.empty() ? "" : (" (selection: " + cfg.selection + ")").c_str(),
+              world, backend.c_str());
   for (const auto& b : cfg.benchmarks) {
     const auto points = expand(b);
     std::map<std::string, std::size_t> skipped;  // reason -> count

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "comm/comm.h"
+#include "config/config.h"
 
 namespace genbench {
 
@@ -10,12 +11,15 @@ namespace genbench {
 struct RunArgs {
   std::string config, output, backend;
   bool force = false, resume = false, quiet = false;
+  bool list = false;  // print the points that would run, run nothing
+  Selection selection;  // -b / -a
   std::string command_line;
 };
 
 struct ValidateArgs {
   std::string config, backend = "auto";
   int world_size = 0;
+  Selection selection;
 };
 
 int cmd_run(const RunArgs& args, const Comm& comm);

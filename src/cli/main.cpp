@@ -28,6 +28,11 @@ int main(int argc, char** argv) {
   run->add_flag("--force", run_args.force, "overwrite an existing result file");
   run->add_flag("--resume", run_args.resume, "continue an interrupted run in the same file");
   run->add_flag("-q,--quiet", run_args.quiet, "no progress lines or summary");
+  run->add_option("-b,--benchmark", run_args.selection.benchmarks,
+                  "run only the benchmarks of this name or glob (repeatable)");
+  run->add_option("-a,--axis", run_args.selection.axes,
+                  "axis=value[,value...]: these values replace the axis's in the selected benchmarks (repeatable)");
+  run->add_flag("--list", run_args.list, "print the points that would run (after -b/-a) and run nothing");
 
   ValidateArgs val_args;
   auto* validate = app.add_subcommand("validate", "check a config and show what it would run; touches no GPU");
@@ -35,6 +40,8 @@ int main(int argc, char** argv) {
   validate->add_option("--world-size", val_args.world_size, "ranks the job will have (default: this job's)");
   validate->add_option("--backend", val_args.backend, "backend to check support against")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  validate->add_option("-b,--benchmark", val_args.selection.benchmarks, "as for run");
+  validate->add_option("-a,--axis", val_args.selection.axes, "as for run");
 
   std::string export_file, export_out;
   bool export_csv_flag = false, export_json_flag = false;
@@ -80,6 +87,10 @@ int main(int argc, char** argv) {
     }
     if (*list) return cmd_list();
     if (*schema_cmd) return cmd_schema(schema_markdown);
+    // A run's stop signals are caught before MPI starts: a scheduler's SIGUSR1 that lands while
+    // the ranks are still starting (MPI_Init waits for every rank) then stops the run before its
+    // first point, with an interrupted file, instead of killing the rank.
+    if (*run) install_stop_handlers();
     Comm comm(&argc, &argv);
     try {
       if (*validate) {

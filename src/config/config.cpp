@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <fnmatch.h>
+
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -43,7 +45,10 @@ std::optional<std::int64_t> parse_size(const std::string& raw) {
   return static_cast<std::int64_t>(value);
 }
 
-std::uint64_t Config::fingerprint() const { return fnv1a64(text); }
+std::uint64_t Config::fingerprint() const {
+  // A whole config's fingerprint is its text's, as before selections existed (older files resume).
+  return selection.empty() ? fnv1a64(text) : fnv1a64(text + '\0' + "selection " + selection);
+}
 
 namespace {
 
@@ -139,7 +144,7 @@ class Parser {
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
     check_keys(n,
                {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
-                "launches_per_sample", "state_period"},
+                "launches_per_sample", "state_period", "retime_held", "cooldown", "cache"},
                "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
     if (n["warmup_time"]) t.warmup_time_s = real(n["warmup_time"], "warmup_time", 0, 3600);
@@ -154,6 +159,13 @@ class Parser {
       t.launches_per_sample =
           static_cast<int>(integer(n["launches_per_sample"], "launches_per_sample", 1, 100000, false));
     if (n["state_period"]) t.state_period_s = real(n["state_period"], "state_period", 0, 60);
+    if (n["retime_held"]) t.retime_held = static_cast<int>(integer(n["retime_held"], "retime_held", 0, 100, false));
+    if (n["cooldown"]) t.cooldown_s = real(n["cooldown"], "cooldown", 0, 3600);
+    if (n["cache"]) {
+      const std::string c = scalar(n["cache"], "cache");
+      if (c != "hot" && c != "cold") fail(n["cache"], "timing: cache must be hot or cold, not '" + c + "'");
+      t.cold_cache = c == "cold";
+    }
     if (t.min_iterations > t.max_iterations)
       fail(n, strprintf("timing: min_iterations (%d) exceeds max_iterations (%d)", t.min_iterations, t.max_iterations));
     return t;
@@ -440,6 +452,109 @@ class Parser {
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& path) { return Parser(path).parse(text); }
+
+void apply_selection(Config& cfg, const Selection& sel) {
+  if (sel.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& b : cfg.benchmarks) names.push_back(b.name);
+  std::vector<bool> keep(cfg.benchmarks.size(), sel.benchmarks.empty());
+  for (const auto& pattern : sel.benchmarks) {
+    if (pattern.empty()) throw UsageError("-b: an empty benchmark name");
+    bool any = false;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (::fnmatch(pattern.c_str(), names[i].c_str(), 0) == 0) keep[i] = any = true;
+    if (!any) {
+      std::string msg = "-b " + pattern + ": no benchmark of " + cfg.path + " is named so (benchmarks: " +
+                        join(names, ", ") + ")";
+      const std::string guess = closest_match(pattern, names);
+      if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+      throw UsageError(msg);
+    }
+  }
+  std::vector<BenchmarkConfig> kept;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(cfg.benchmarks[i]));
+  cfg.benchmarks = std::move(kept);
+
+  const Parser parser("-a");
+  std::vector<std::string> canonical;
+  for (const auto& spec : sel.axes) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("-a " + spec + ": expected axis=value[,value...], e.g. -a seq=4096,8192");
+    const std::string axis = spec.substr(0, eq), text = spec.substr(eq + 1);
+    const std::string where = "-a " + spec;
+    std::vector<std::string> values;
+    for (std::size_t from = 0;;) {
+      const std::size_t comma = text.find(',', from);
+      std::string v = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      v.erase(0, v.find_first_not_of(" \t"));
+      v.erase(v.find_last_not_of(" \t") + 1);
+      if (v.empty()) throw UsageError(where + ": an empty value");
+      values.push_back(v);
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    const bool impl_axis = axis == "implementation" || axis == "impl";
+    std::set<std::string> known_axes;
+    bool applied = false;
+    for (auto& b : cfg.benchmarks) {
+      if (impl_axis) {
+        const auto known = Registry::instance().names(b.op->name());
+        std::vector<std::string> impls;
+        for (const auto& v : values) {
+          if (std::find(known.begin(), known.end(), v) == known.end()) {
+            std::string msg = where + ": '" + v + "' is not an implementation of op '" + b.op->name() +
+                              "' (benchmark '" + b.name + "'; available: " + join(known, ", ") + ")";
+            throw UsageError(msg);
+          }
+          if (std::find(impls.begin(), impls.end(), v) == impls.end()) impls.push_back(v);
+        }
+        b.implementations = impls;
+        applied = true;
+        continue;
+      }
+      for (const auto& a : b.op->axes()) known_axes.insert(a.name);
+      const std::size_t idx = b.op->axis_index(axis);
+      if (idx == std::string::npos) continue;
+      const AxisSpec& a = b.op->axes()[idx];
+      YAML::Node list(YAML::NodeType::Sequence);
+      for (const auto& v : values) list.push_back(YAML::Node(v));
+      std::vector<AxisValue> parsed;
+      try {
+        parsed = (values.size() == 1 && a.auto_all && values[0] == "auto") ? parser.axis_values(a, YAML::Node("auto"))
+                                                                           : parser.axis_values(a, list);
+      } catch (const UsageError& e) {
+        throw UsageError(strprintf("benchmark '%s': %s", b.name.c_str(), e.what()));
+      }
+      b.axis_values[idx] = parsed;
+      if (a.auto_all && values.size() == 1 && values[0] == "auto") b.uses_auto = true;
+      applied = true;
+    }
+    if (!applied) {
+      std::vector<std::string> choices(known_axes.begin(), known_axes.end());
+      choices.push_back("implementation");
+      std::string msg = where + ": no selected benchmark has an axis '" + axis + "' (axes: " + join(choices, ", ") + ")";
+      const std::string guess = closest_match(axis, choices);
+      if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
+      throw UsageError(msg);
+    }
+    canonical.push_back("-a " + (impl_axis ? std::string("implementation") : axis) + "=" + join(values, ","));
+  }
+  for (const auto& b : cfg.benchmarks) {
+    std::size_t total = b.implementations.size();
+    for (const auto& v : b.axis_values) {
+      total *= v.size();
+      if (total > kMaxPoints)
+        throw UsageError(strprintf("benchmark '%s' expands to more than %zu points with the selection", b.name.c_str(),
+                                   kMaxPoints));
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& pattern : sel.benchmarks) parts.push_back("-b " + pattern);
+  parts.insert(parts.end(), canonical.begin(), canonical.end());
+  cfg.selection = join(parts, " ");
+}
 
 Config load_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -44,9 +44,28 @@ struct Config {
   bool measure_ceilings = true;       // cuda: copy and GEMM ceilings at the start of a run (/ceilings)
   TimingPolicy timing;                // defaults for every benchmark
   std::vector<BenchmarkConfig> benchmarks;
+  // The command line's narrowing of the config (apply_selection), as canonical text
+  // ("-b attn* -a seq=4096,8192"); "" when the whole config runs. Part of the fingerprint.
+  std::string selection;
 
-  std::uint64_t fingerprint() const;  // identifies the config for --resume
+  std::uint64_t fingerprint() const;  // identifies the config (and its selection) for --resume
 };
+
+// What the command line picks out of a config, as nvbench's -b and -a do: `benchmarks` are names
+// or globs (* ? [...]); a benchmark runs when any matches it (none given: all). Each of `axes` is
+// "axis=value[,value...]": its values replace that axis's values in every selected benchmark
+// whose op has the axis (values parse as in YAML: 4K, true, a choice); "implementation" (or
+// "impl") replaces the implementations. Values are checked as the config's are.
+struct Selection {
+  std::vector<std::string> benchmarks;
+  std::vector<std::string> axes;
+  bool empty() const { return benchmarks.empty() && axes.empty(); }
+};
+
+// Narrows cfg to the selection and records it in cfg.selection. Throws UsageError naming the
+// choices for a pattern that matches no benchmark, an axis no selected benchmark has, a value
+// that is not valid for its axis, or a malformed -a.
+void apply_selection(Config& cfg, const Selection& sel);
 
 // Throws UsageError("file:line:col: message").
 Config load_config(const std::string& path);

@@ -104,6 +104,10 @@ const std::vector<Field<PointRecord>>& point_fields() {
            "1 when those bits include power cap, hardware slowdown, thermal slowdown or power brake (0x4, 0x8, 0x20, "
            "0x40, 0x80)"),
        [](const R& r) -> ColumnValue { return std::int64_t{r.state.throttled ? 1 : 0}; }},
+      {col("retimed", T::i64, 0, "",
+           "timings of the point dropped because a rank's card was held back while it ran (timing.retime_held); "
+           "the kept one follows them, and throttled says whether it was held back too"),
+       [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.retimed); }},
       {col("ceiling_fraction", T::f64, 0, "",
            "the point's rate over the /ceilings value its op names (lowest over ranks); NaN without one"),
        [](const R& r) -> ColumnValue { return r.ceiling_fraction; }},

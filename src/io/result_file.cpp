@@ -299,6 +299,7 @@ void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, schema::kAttrFingerprint,
                strprintf("%016llx", static_cast<unsigned long long>(a.config_fingerprint)));
   h5::set_attr(f, "command_line", a.command_line);
+  h5::set_attr(f, "selection", a.selection);
   h5::set_attr(f, "start_utc", a.start_utc);
   h5::set_attr(f, "end_utc", std::string());
   h5::set_attr(f, schema::kAttrWorldSize, std::int64_t{a.world_size});
@@ -373,6 +374,9 @@ ResultFile ResultFile::create(const std::string& path, bool force, const RunAttr
   QuietHdf5 quiet;
   if (file_exists(path) && !force)
     throw UsageError(path + " already exists; use --force to overwrite it or --resume to continue it");
+  // A run killed while it created or changed this file (before its rename) left FILE.tmpPID
+  // beside it, and there may be no file to --resume: a new run clears what ended runs left.
+  remove_stale_copies(path);
   // Write to a temporary name first so a failure here never damages an existing file.
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
@@ -411,9 +415,18 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
   {
     Id f = open_rw(staged.tmp());
     const std::string fp = strprintf("%016llx", static_cast<unsigned long long>(attrs.config_fingerprint));
-    if (h5::get_attr_string(f, schema::kAttrFingerprint) != fp)
+    if (h5::get_attr_string(f, schema::kAttrFingerprint) != fp) {
+      // Files from before selections have no "selection" attribute: they ran the whole config.
+      const std::string had = H5Aexists(f, "selection") > 0 ? h5::get_attr_string(f, "selection") : std::string();
+      if (had != attrs.selection)
+        throw UsageError("--resume: " + path + " was made with " +
+                         (had.empty() ? std::string("the whole config") : "the selection '" + had + "'") +
+                         ", this run has " +
+                         (attrs.selection.empty() ? std::string("none") : "'" + attrs.selection + "'") +
+                         "; resume with the same -b/-a or use a new output file");
       throw UsageError("--resume: " + path +
                        " was made from a different config; use a new output file or the original config");
+    }
     if (h5::get_attr_int(f, schema::kAttrWorldSize) != attrs.world_size)
       throw UsageError(strprintf("--resume: %s was made with %lld ranks, this job has %d", path.c_str(),
                                  static_cast<long long>(h5::get_attr_int(f, schema::kAttrWorldSize)),
@@ -519,6 +532,9 @@ void ResultFile::create_benchmark(const BenchmarkInfo& b) {
     h5::set_attr(g, "timing_target_noise", b.timing.target_rel_noise);
     h5::set_attr(g, "timing_launches_per_sample", static_cast<std::int64_t>(b.timing.launches_per_sample));
     h5::set_attr(g, "timing_state_period_s", b.timing.state_period_s);
+    h5::set_attr(g, "timing_retime_held", static_cast<std::int64_t>(b.timing.retime_held));
+    h5::set_attr(g, "timing_cooldown_s", b.timing.cooldown_s);
+    h5::set_attr(g, "timing_cache", std::string(b.timing.cold_cache ? "cold" : "hot"));
     h5::set_attr(g, schema::kAttrOpDescription, b.op->description_json());
     {
       nlohmann::json tags = nlohmann::json::object();  // the benchmark's labels (config 'tags'), by name

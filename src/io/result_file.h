@@ -27,6 +27,7 @@ struct RunAttributes {
   std::string config_path;
   std::uint64_t config_fingerprint = 0;
   std::string command_line;
+  std::string selection;  // the command line's -b / -a, canonical ("" = the whole config)
   std::string start_utc;
   int world_size = 1;
   std::string backend;
@@ -44,6 +45,7 @@ struct PointRecord {
   std::string reason;   // why not ok
   std::string variant;  // which kernel configuration / algorithm ran
   std::string stop_reason;
+  int retimed = 0;  // earlier timings dropped because the card was held back
   std::vector<std::vector<double>> samples;  // [rank][iteration], equal lengths
   std::vector<RankRecord> ranks;
   Summary slowest;  // of the per-iteration maximum over ranks

@@ -61,6 +61,9 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
       f.point_ = to_int(key, value);
     } else if (key == "bench") {
       f.bench_ = value;
+    } else if (key == "times") {
+      f.times_ = to_int(key, value);
+      if (f.times_ == 0) throw UsageError(std::string(kVar) + ": 'times' must be at least 1");
     } else if (key == "call") {
       if (value.empty()) throw UsageError(std::string(kVar) + ": 'call' is empty");
       f.call_ = value;
@@ -75,7 +78,7 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
       else if (value == "held") f.kind_ = Kind::held;
       else throw UsageError(std::string(kVar) + ": kind must be " + kKinds + ", not '" + value + "'");
     } else {
-      throw UsageError(std::string(kVar) + ": unknown key '" + key + "' (rank, point, kind, bench, call)");
+      throw UsageError(std::string(kVar) + ": unknown key '" + key + "' (rank, point, kind, bench, call, times)");
     }
   }
   if (!have_kind) throw UsageError(std::string(kVar) + ": no kind= (" + kKinds + ")");
@@ -118,6 +121,7 @@ void FaultPlan::after_validate(int rank, const std::string& bench, std::size_t p
 
 void FaultPlan::after_timing(int rank, const std::string& bench, std::size_t point, DeviceState& during) const {
   if (kind_ != Kind::held || !hits(rank, bench, point)) return;
+  if (times_ > 0 && held_so_far_++ >= times_) return;  // held for the first `times` timings only
   during.valid = true;
   during.throttle_reasons |= clocks_event::kSwPowerCap;
   during.throttled = true;

@@ -15,7 +15,9 @@
 //          error.
 //   held   the rank's device state during the point's timed iterations reads as held back by
 //          the software power cap (valid, clocks-event reason 0x4): the point is timed as usual
-//          and reported as held back (progress line, summary, file, analysis warning).
+//          and reported as held back (progress line, summary, file, analysis warning), or
+//          re-timed where timing.retime_held allows. ",times=N": held for the point's first N
+//          timings only (its re-timing then finds the card free).
 // The host-simulated kinds (error, hang, wrong, oom, held) behave the same on either backend.
 // See docs/reliability.md.
 #include <cstddef>
@@ -58,6 +60,8 @@ class FaultPlan {
   int rank_ = 0;
   long long point_ = 0;
   std::string bench_;  // "" = every benchmark
+  long long times_ = 0;  // held: the timings it holds back (0: every one)
+  mutable long long held_so_far_ = 0;
   std::string call_ = "cudaLaunchKernel";
 };
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "backend/backend.h"
 #include "backend/ceilings.h"
@@ -38,7 +39,21 @@ namespace genbench {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
-extern "C" void on_stop_signal(int) { g_stop = 1; }
+volatile std::sig_atomic_t g_started = 0;  // the run's watchdog is up (Run::execute)
+// The first signal asks for a stop at the next point boundary. A second one before the run has
+// started (MPI_Init, loading the config: nothing watches those) takes the signal's default
+// action, so a start-up that hangs still ends on the second Ctrl-C.
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop && !g_started) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);
+    raise(sig);
+    return;
+  }
+  g_stop = 1;
+}
 
 // NVTX range "genbench:<benchmark>/<point index>" around a point's timed iterations, so that a
 // profiler can select the measured kernels (launch/genbench-profile). Nothing without CUDA.
@@ -146,6 +161,7 @@ struct PointRun {
   std::vector<double> samples;  // this rank's per-iteration seconds
   std::string stop_reason;
   Summary slowest;
+  int retimed = 0;  // timings thrown away because the card was held back (timing.retime_held)
   std::string variant;
   exchange::RankPoint mine;
   std::int64_t free_before = 0, base_bytes = 0;
@@ -160,6 +176,7 @@ class Run {
   int execute() {
     // The hang watchdog (docs/reliability.md) for the whole run.
     const Watchdog watchdog(watchdog_deadline(cfg_.watchdog_s), [this](int code) { comm_.abort(code); });
+    g_started = 1;
     choose_backend();
     gather_system();
     open_file();
@@ -219,6 +236,7 @@ class Run {
     attrs.config_path = cfg_.path;
     attrs.config_fingerprint = cfg_.fingerprint();
     attrs.command_line = opts_.command_line;
+    attrs.selection = cfg_.selection;
     attrs.start_utc = utc_now();
     attrs.world_size = comm_.size();
     attrs.backend = backend_name_;
@@ -398,42 +416,80 @@ class Run {
   // converge; the device state before, during (a StateMonitor) and after. An error here is
   // fatal for the job: the other ranks are inside the same iterations (and their
   // collectives), so it cannot become a per-point status. main() reports it and aborts.
+  // A point timed while any rank's card was held back (power cap, thermal, hardware slowdown)
+  // is timed again after timing.cooldown of rest, up to timing.retime_held times; every rank
+  // takes the same decision. The last timing is the one kept; `retimed` counts the others.
   void measure(PointRun& run) {
-    const DeviceState before = backend_->sample_state();
-    DeviceState during;
+    DeviceState before = backend_->sample_state(), during, after;
     if (run.verdict.ok()) {
       const TimingPolicy& t = run.bench.timing;
-      auto timer = backend_->make_timer();
-      const double per_run = std::max(1, run.c->iterations_per_run());  // graph replays time K iterations
-      warm_up(run, t);
-      StopCriterion stop(t);
-      // launches_per_sample: run() back to back inside one timed region (as nccl-tests times
-      // several operations per sample), the sample divided by the count.
-      const int launches = std::max(1, t.launches_per_sample);
-      const PointRange nvtx_range(run.bench.name, run.point.index);
-      std::optional<StateMonitor> monitor;
-      if (t.state_period_s > 0)
-        monitor.emplace(*backend_,
-                        std::chrono::milliseconds(std::max<long long>(1, std::llround(t.state_period_s * 1e3))));
-      for (;;) {
-        comm_.barrier();
-        timer->start();
-        for (int l = 0; l < launches; ++l) run.c->run();
-        timer->stop();
-        const double s = timer->seconds() / (per_run * launches);
-        run.samples.push_back(s);
-        if (stop.add(comm_.max(s))) break;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt > 0) before = backend_->sample_state();
+        during = time_once(run, t);
+        after = backend_->sample_state();
+        const DeviceState seen = merge_states(before, during, after);
+        const bool held = comm_.max(std::int64_t{seen.throttled ? 1 : 0}) != 0;
+        if (!held || attempt >= t.retime_held) break;
+        ++run.retimed;
+        if (root_ && !opts_.quiet) {
+          std::printf("[%*zu/%zu] %s/%s  %s  held back while timed; timing it again after %gs of rest (%d/%d)\n",
+                      width(), counter_, total_, run.bench.name.c_str(), run.point.impl.c_str(),
+                      run.bench.op->describe(run.point).c_str(), t.cooldown_s, run.retimed, t.retime_held);
+          std::fflush(stdout);
+        }
+        rest(t.cooldown_s);
       }
-      if (monitor) during = monitor->finish();
-      fault_.after_timing(comm_.rank(), run.bench.name, run.point.index, during);
-      run.stop_reason = stop.reason();
-      run.slowest = summarize(stop.samples());
       run.variant = run.c->variant();
       run.mine.extra = run.c->extra_metrics();
       run.mine.chosen = run.c->chosen();
+    } else {
+      after = backend_->sample_state();
     }
-    run.mine.state = merge_states(before, during, backend_->sample_state());
+    run.mine.state = merge_states(before, during, after);
     run.mine.peak_bytes = backend_->peak_bytes() - run.base_bytes;
+  }
+
+  // One timing of a point: warm-up, then barrier-started samples until the slowest rank's
+  // samples converge. Returns the device state sampled during them (a StateMonitor).
+  DeviceState time_once(PointRun& run, const TimingPolicy& t) {
+    auto timer = backend_->make_timer();
+    const double per_run = std::max(1, run.c->iterations_per_run());  // graph replays time K iterations
+    run.samples.clear();
+    warm_up(run, t);
+    StopCriterion stop(t);
+    // launches_per_sample: run() back to back inside one timed region (as nccl-tests times
+    // several operations per sample), the sample divided by the count.
+    const int launches = std::max(1, t.launches_per_sample);
+    const PointRange nvtx_range(run.bench.name, run.point.index);
+    std::optional<StateMonitor> monitor;
+    if (t.state_period_s > 0)
+      monitor.emplace(*backend_,
+                      std::chrono::milliseconds(std::max<long long>(1, std::llround(t.state_period_s * 1e3))));
+    for (;;) {
+      // cache: cold: the flush is queued before the timed region, on the same stream
+      if (t.cold_cache) backend_->flush_cache();
+      comm_.barrier();
+      timer->start();
+      for (int l = 0; l < launches; ++l) run.c->run();
+      timer->stop();
+      const double s = timer->seconds() / (per_run * launches);
+      run.samples.push_back(s);
+      if (stop.add(comm_.max(s))) break;
+    }
+    DeviceState during;
+    if (monitor) during = monitor->finish();
+    fault_.after_timing(comm_.rank(), run.bench.name, run.point.index, during);
+    run.stop_reason = stop.reason();
+    run.slowest = summarize(stop.samples());
+    return during;
+  }
+
+  // The cool-down before a re-timing; a stop signal cuts it short (the run stops after the
+  // point, as always).
+  static void rest(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!stop_requested() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
   // Warm-up: the count, then (warmup_time) until the slowest rank's clock says so; every rank
@@ -484,6 +540,7 @@ class Run {
     rec.reason = run.verdict.reason;
     rec.variant = run.variant;
     rec.stop_reason = run.stop_reason;
+    rec.retimed = run.retimed;
     rec.slowest = run.slowest;
     rec.validation_error = run.validation.error;
     rec.validation_tolerance = run.validation.tolerance;
@@ -591,6 +648,9 @@ class Run {
 void install_stop_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
+  // Restarted system calls: a signal that arrives inside a library call (MPI's start-up, a
+  // file write) does not make that call fail with EINTR; the flag is read between points.
+  sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGUSR1}) sigaction(s, &sa, nullptr);
 }

@@ -31,7 +31,8 @@ int run_benchmarks(const Config& cfg, const RunOptions& opts, const Comm& comm);
 // visible, else "host".
 std::string resolve_backend(const std::string& requested);
 
-// Installs SIGINT/SIGTERM/SIGUSR1 handlers that ask the run to stop after the current point.
+// Installs SIGINT/SIGTERM/SIGUSR1 handlers that ask the run to stop after the current point;
+// `genbench run` calls it in main, before MPI starts (docs/reliability.md, Signals).
 void install_stop_handlers();
 bool stop_requested();
 void clear_stop_request();

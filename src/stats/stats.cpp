@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace genbench {
@@ -45,9 +46,42 @@ bool warmup_done(const TimingPolicy& p, int done, double elapsed_s) {
   return done >= p.warmup && elapsed_s >= p.warmup_time_s;
 }
 
+Summary StopCriterion::so_far() const {
+  Summary s;
+  s.n = samples_.size();
+  s.mean = mean_;
+  s.stddev = s.n > 1 ? std::sqrt(m2_ / static_cast<double>(s.n - 1)) : 0.0;
+  if (s.n == 0) return s;
+  // as percentile_sorted(sorted, 0.5) computes it, to the last bit
+  s.median = low_.size() > high_.size() ? low_.front() : low_.front() + (high_.front() - low_.front()) * 0.5;
+  return s;
+}
+
 bool StopCriterion::add(double seconds) {
   samples_.push_back(seconds);
   total_ += seconds;
+  const double d = seconds - mean_;
+  mean_ += d / static_cast<double>(samples_.size());
+  m2_ += d * (seconds - mean_);
+  // Into the lower half when it belongs there, then move one across to keep the halves even.
+  if (low_.empty() || seconds <= low_.front()) {
+    low_.push_back(seconds);
+    std::push_heap(low_.begin(), low_.end());
+  } else {
+    high_.push_back(seconds);
+    std::push_heap(high_.begin(), high_.end(), std::greater<>());
+  }
+  if (low_.size() > high_.size() + 1) {
+    std::pop_heap(low_.begin(), low_.end());
+    high_.push_back(low_.back());
+    low_.pop_back();
+    std::push_heap(high_.begin(), high_.end(), std::greater<>());
+  } else if (high_.size() > low_.size()) {
+    std::pop_heap(high_.begin(), high_.end(), std::greater<>());
+    low_.push_back(high_.back());
+    high_.pop_back();
+    std::push_heap(low_.begin(), low_.end());
+  }
   const int n = static_cast<int>(samples_.size());
   if (n >= policy_.max_iterations) {
     reason_ = "max_iterations";
@@ -58,7 +92,7 @@ bool StopCriterion::add(double seconds) {
     return true;
   }
   if (n >= policy_.min_iterations && total_ >= policy_.min_time_s) {
-    if (median_rel_error(summarize(samples_)) <= policy_.target_rel_noise) {
+    if (median_rel_error(so_far()) <= policy_.target_rel_noise) {
       reason_ = "converged";
       return true;
     }

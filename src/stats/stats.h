@@ -32,6 +32,15 @@ struct TimingPolicy {
   // Seconds between device-state samples during the timed iterations (runner/state_monitor.h);
   // 0: sampled just before and after them only.
   double state_period_s = 0.02;
+  // A point timed while any rank's card was held back (power cap, thermal or hardware
+  // slowdown, power brake: clocks_event::kHolding) is timed again after cooldown_s of rest, up
+  // to retime_held times; one still held after them is kept and flagged (its throttled column).
+  int retime_held = 2;
+  double cooldown_s = 5.0;
+  // cold: the L2 cache is flushed before every timed sample (Backend::flush_cache, outside the
+  // timed region), so each sample reads its operands from memory; hot: left as the previous
+  // sample left it.
+  bool cold_cache = false;
 };
 
 // Whether warm-up is over after `done` launches that took `elapsed_s` seconds.
@@ -48,10 +57,17 @@ class StopCriterion {
   const std::vector<double>& samples() const { return samples_; }
   // Why it stopped: "converged", "max_iterations", "max_time".
   const char* reason() const { return reason_; }
+  // n, mean, median and stddev of the samples so far (the other fields 0), kept as they come
+  // in: O(log n) per sample, where sorting them all at every sample made a point of n samples
+  // cost O(n^2 log n).
+  Summary so_far() const;
 
  private:
   TimingPolicy policy_;
   std::vector<double> samples_;
+  std::vector<double> low_;   // max-heap: the lower half, one more than high_ when n is odd
+  std::vector<double> high_;  // min-heap: the upper half
+  double mean_ = 0, m2_ = 0;  // Welford: running mean and sum of squared deviations
   double total_ = 0;
   const char* reason_ = "";
 };

@@ -444,6 +444,22 @@ TEST(ResultFile, StaleCopiesOfEndedRunsAreRemovedZombiesIncluded) {
   EXPECT_TRUE(process_gone(live));
 }
 
+// A writer killed while it creates the file leaves FILE.tmpPID and no file at all, so the next
+// run is a new one, not a --resume: creating the file clears the ended run's copy too.
+TEST(ResultFile, CreatingTheFileRemovesAnEndedRunsCopy) {
+  const std::string path = test::temp_dir() + "/created.h5";
+  const pid_t ended = ::fork();
+  ASSERT_GE(ended, 0);
+  if (ended == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(ended, nullptr, 0), ended);
+  const std::string copy = path + ".tmp" + std::to_string(ended);
+  std::ofstream(copy) << "x";
+  ASSERT_TRUE(std::filesystem::exists(copy));
+  { ResultFile::create(path, false, attrs(5, 4)); }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(copy)) << "the ended run's copy is stale";
+}
+
 TEST(ResultFile, SigkillAtRandomMomentsLosesNoCompletedPoint) {
   // A child process writes points as fast as it can; it is killed (SIGKILL) at a random moment,
   // the file is checked (it opens; every completed row is intact) and resumed by the next child.

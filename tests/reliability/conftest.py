@@ -67,23 +67,31 @@ def finish(proc, timeout=TIMEOUT):
     return proc.returncode, out, err
 
 
+def genbench_ranks(mpirun_pid):
+    """{rank: pid} of this mpirun's descendants that run the genbench binary now (a process
+    caught between fork and exec, or just after exec, may not show its rank yet: left out)."""
+    name = os.path.basename(BIN)[:15]
+    found = {}
+    for pid in descendants(mpirun_pid):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+        except OSError:
+            continue
+        r = rank_of(pid)
+        if r >= 0:
+            found[r] = pid
+    return found
+
+
 def rank_pids(mpirun_pid, ranks, timeout=30):
-    """PIDs of the genbench ranks started by this mpirun (its descendants running the binary),
-    returned once every rank 0 .. ranks-1 is seen with its rank in the environment (a process
-    caught between fork and exec, or just after exec, may not show it yet)."""
+    """PIDs of the genbench ranks 0 .. ranks-1 started by this mpirun, once every one is seen."""
     deadline = time.monotonic() + timeout
-    name = os.path.basename(BIN)
     while time.monotonic() < deadline:
-        pids = []
-        for pid in _descendants(mpirun_pid):
-            try:
-                with open(f"/proc/{pid}/comm") as f:
-                    if f.read().strip() == name[:15]:
-                        pids.append(pid)
-            except OSError:
-                pass
-        if {rank_of(p) for p in pids} >= set(range(ranks)):
-            return sorted(pids)
+        found = genbench_ranks(mpirun_pid)
+        if set(found) >= set(range(ranks)):
+            return sorted(found.values())
         time.sleep(0.02)
     raise AssertionError(f"ranks of mpirun {mpirun_pid} not found")
 
@@ -100,7 +108,7 @@ def rank_of(pid):
     return -1
 
 
-def _descendants(pid):
+def descendants(pid):
     children = {}
     for d in os.listdir("/proc"):
         if d.isdigit():

@@ -78,21 +78,48 @@ def test_wrong_result_is_a_failed_point_not_a_timing(cfg, tmp_path):
     assert check_consistent(out) == "complete"
 
 
-def test_held_back_point_is_timed_and_reported(cfg, tmp_path):
-    # Rank 1's device state during point 2's iterations reads as capped (software power cap):
-    # the point is still timed, rank 0's progress line and summary say so, the file records it
-    # for that point only (the state is gathered over ranks).
+def held_config(tmp_path, retime, cooldown):
+    text = SMALL.replace("min_time: 0}", f"min_time: 0, retime_held: {retime}, cooldown: {cooldown}}}")
+    assert text != SMALL
+    return write(tmp_path / "held.yaml", text)
+
+
+@pytest.mark.parametrize("retime", [0, 2])
+def test_held_back_point_is_timed_and_reported(tmp_path, retime):
+    # Rank 1's device state during point 2's iterations reads as capped (software power cap) at
+    # every timing: the point is timed retime + 1 times (after a rest each), then kept; rank 0's
+    # progress lines and summary say so, the file records it for that point only (the state is
+    # gathered over ranks).
     out = str(tmp_path / "held.h5")
-    proc, _ = genbench("run", cfg, "-o", out, "--backend", "host", ranks=2,
+    proc, _ = genbench("run", held_config(tmp_path, retime, 0.3), "-o", out, "--backend", "host", ranks=2,
                        env={"GENBENCH_INJECT_FAULT": "rank=1,point=2,kind=held"}, timeout=90)
     assert proc.returncode == 0, proc.stderr
     held = [l for l in proc.stdout.splitlines() if "(held back: software power cap)" in l]
     assert len(held) == 1 and held[0].startswith("[") and "ok" in held[0], proc.stdout
+    again = [l for l in proc.stdout.splitlines() if "held back while timed; timing it again after 0.3s" in l]
+    assert len(again) == retime and all(f"({i + 1}/{retime})" in l for i, l in enumerate(again)), proc.stdout
     assert "1 point timed with the card held back (software power cap)" in proc.stdout, proc.stdout
     r = rows(out)
     assert r[2]["status"] == b"ok" and r[2]["time_median_s"] > 0
-    assert r[2]["throttled"] == 1 and r[2]["throttle_reasons"] & 0x4
-    assert all(r[i]["throttled"] == 0 and r[i]["throttle_reasons"] == 0 for i in r if i != 2)
+    assert r[2]["throttled"] == 1 and r[2]["throttle_reasons"] & 0x4 and r[2]["retimed"] == retime
+    assert all(r[i]["throttled"] == 0 and r[i]["throttle_reasons"] == 0 and r[i]["retimed"] == 0 for i in r if i != 2)
+    assert point_set(out) == ALL_OK
+
+
+def test_point_held_back_once_is_timed_again_after_a_rest(tmp_path):
+    # Held back at its first timing only: the second timing, after the rest, is the one kept,
+    # and it is not flagged.
+    out = str(tmp_path / "held-once.h5")
+    proc, elapsed = genbench("run", held_config(tmp_path, 3, 1.0), "-o", out, "--backend", "host", ranks=2,
+                             env={"GENBENCH_INJECT_FAULT": "rank=1,point=2,kind=held,times=1"}, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    again = [l for l in proc.stdout.splitlines() if "timing it again after 1s of rest (1/3)" in l]
+    assert len(again) == 1, proc.stdout
+    assert "held back:" not in proc.stdout and "timed with the card held back" not in proc.stdout, proc.stdout
+    assert elapsed >= 1.0
+    r = rows(out)
+    assert r[2]["status"] == b"ok" and r[2]["retimed"] == 1 and r[2]["throttled"] == 0
+    assert r[2]["throttle_reasons"] == 0
     assert point_set(out) == ALL_OK
 
 

@@ -23,6 +23,7 @@ class ScriptedBackend final : public Backend {
   DeviceInfo device_info() const override { return {}; }
   std::unique_ptr<Timer> make_timer() override { return nullptr; }
   void synchronize() override {}
+  void flush_cache() override {}
   MemoryInfo memory_info() const override { return {}; }
   DeviceState sample_state() override {
     const int i = served_++;

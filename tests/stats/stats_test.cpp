@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <random>
 
 #include "stats/stats.h"
 
@@ -74,6 +76,45 @@ TEST(Stop, MaxTime) {
   EXPECT_FALSE(c.add(0.3));
   EXPECT_TRUE(c.add(0.3));
   EXPECT_STREQ(c.reason(), "max_time");
+}
+
+// The running median and standard deviation the criterion uses equal summarize()'s after every
+// sample, on a stream with ties, a drift and outliers.
+TEST(Stop, RunningStatisticsEqualSummarize) {
+  TimingPolicy p;
+  p.max_iterations = 100000;
+  p.min_time_s = 1e9;
+  StopCriterion c(p);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> pick(0, 99);
+  for (int i = 0; i < 3000; ++i) {
+    const int r = pick(rng);
+    const double x = r < 3 ? 1e-2 : 1e-5 * (100 + r % 17) + 1e-9 * i;
+    c.add(x);
+    const Summary want = summarize(c.samples());
+    const Summary got = c.so_far();
+    ASSERT_EQ(got.n, want.n);
+    ASSERT_EQ(got.median, want.median) << "after " << i + 1 << " samples";
+    ASSERT_NEAR(got.mean, want.mean, 1e-12 * want.mean);
+    ASSERT_NEAR(got.stddev, want.stddev, 1e-9 * want.stddev + 1e-300);
+  }
+}
+
+// A point of many short samples that never converges: each sample costs O(log n), so 300000 of
+// them take milliseconds (sorting every sample at every step took hours).
+TEST(Stop, CostPerSampleStaysFlat) {
+  TimingPolicy p;
+  p.min_iterations = 1;
+  p.max_iterations = 1 << 30;
+  p.min_time_s = 0;
+  p.max_time_s = 1e30;
+  p.target_rel_noise = 0;  // never met: the check runs at every sample
+  StopCriterion c(p);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300000; ++i) ASSERT_FALSE(c.add(i % 2 ? 1e-6 : 2e-6));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 3.0) << "300000 samples took " << s << " s";
+  EXPECT_DOUBLE_EQ(c.so_far().median, 1.5e-6);
 }
 
 TEST(Warmup, CountThenTime) {

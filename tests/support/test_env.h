@@ -6,7 +6,7 @@
 
 namespace genbench::test {
 
-void init_comm(int* argc, char*** argv);
+void init_comm(int* argc, char*** argv);  // keeps argc/argv; MPI starts on the first comm()
 void finalize_comm();
 const Comm& comm();
 

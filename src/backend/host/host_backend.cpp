@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "backend/backend.h"
 #include "core/strings.h"
@@ -58,6 +59,20 @@ class HostBackend final : public Backend {
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<HostTimer>(); }
   void synchronize() override {}
 
+  void flush_cache() override {
+    if (flush_.empty()) {
+      long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+      if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+      flush_.assign(2 * static_cast<std::size_t>(llc > 0 ? llc : 32L << 20), 0);
+    }
+    ++flushes_;
+    for (std::size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<unsigned char>(flushes_ + i);
+    // read back one byte per line so the stores are not dropped as dead
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < flush_.size(); i += 4096) sum += flush_[i];
+    sink_ = sum;
+  }
+
   MemoryInfo memory_info() const override {
     MemoryInfo m;
     const long page = sysconf(_SC_PAGE_SIZE);
@@ -76,6 +91,9 @@ class HostBackend final : public Backend {
 
  private:
   BackendOptions opts_;
+  std::vector<unsigned char> flush_;  // flush_cache()'s scratch buffer
+  unsigned flushes_ = 0;
+  volatile unsigned sink_ = 0;
 };
 
 }  // namespace
