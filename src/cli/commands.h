@@ -11,7 +11,7 @@ namespace genbench {
 struct RunArgs {
   std::string config, output, backend;
   bool force = false, resume = false, quiet = false;
-  bool list = false;  // print the points that would run, run nothing
+  bool list = false;    // print the points that would run, run nothing
   Selection selection;  // -b / -a
   std::string command_line;
 };

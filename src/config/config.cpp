@@ -2,10 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fnmatch.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fnmatch.h>
 
 #include <cstring>
 #include <fstream>
@@ -464,8 +464,8 @@ void apply_selection(Config& cfg, const Selection& sel) {
     for (std::size_t i = 0; i < names.size(); ++i)
       if (::fnmatch(pattern.c_str(), names[i].c_str(), 0) == 0) keep[i] = any = true;
     if (!any) {
-      std::string msg = "-b " + pattern + ": no benchmark of " + cfg.path + " is named so (benchmarks: " +
-                        join(names, ", ") + ")";
+      std::string msg =
+          "-b " + pattern + ": no benchmark of " + cfg.path + " is named so (benchmarks: " + join(names, ", ") + ")";
       const std::string guess = closest_match(pattern, names);
       if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
       throw UsageError(msg);
@@ -534,7 +534,8 @@ void apply_selection(Config& cfg, const Selection& sel) {
     if (!applied) {
       std::vector<std::string> choices(known_axes.begin(), known_axes.end());
       choices.push_back("implementation");
-      std::string msg = where + ": no selected benchmark has an axis '" + axis + "' (axes: " + join(choices, ", ") + ")";
+      std::string msg =
+          where + ": no selected benchmark has an axis '" + axis + "' (axes: " + join(choices, ", ") + ")";
       const std::string guess = closest_match(axis, choices);
       if (!guess.empty()) msg += "; did you mean '" + guess + "'?";
       throw UsageError(msg);
@@ -546,8 +547,8 @@ void apply_selection(Config& cfg, const Selection& sel) {
     for (const auto& v : b.axis_values) {
       total *= v.size();
       if (total > kMaxPoints)
-        throw UsageError(strprintf("benchmark '%s' expands to more than %zu points with the selection", b.name.c_str(),
-                                   kMaxPoints));
+        throw UsageError(
+            strprintf("benchmark '%s' expands to more than %zu points with the selection", b.name.c_str(), kMaxPoints));
     }
   }
   std::vector<std::string> parts;

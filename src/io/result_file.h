@@ -45,7 +45,7 @@ struct PointRecord {
   std::string reason;   // why not ok
   std::string variant;  // which kernel configuration / algorithm ran
   std::string stop_reason;
-  int retimed = 0;  // earlier timings dropped because the card was held back
+  int retimed = 0;                           // earlier timings dropped because the card was held back
   std::vector<std::vector<double>> samples;  // [rank][iteration], equal lengths
   std::vector<RankRecord> ranks;
   Summary slowest;  // of the per-iteration maximum over ranks

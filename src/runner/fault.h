@@ -59,7 +59,7 @@ class FaultPlan {
   Kind kind_ = Kind::none;
   int rank_ = 0;
   long long point_ = 0;
-  std::string bench_;  // "" = every benchmark
+  std::string bench_;    // "" = every benchmark
   long long times_ = 0;  // held: the timings it holds back (0: every one)
   mutable long long held_so_far_ = 0;
   std::string call_ = "cudaLaunchKernel";

@@ -11,6 +11,8 @@ file's schema rather than its raw layout.
       each once.
   check_multinode.py straggler REPORT_MD --slow node2 --fast node1
       the report's straggler line names every rank of the slow host and none of the fast one.
+  check_multinode.py size FILE --m M --target-s S
+      prints the gemm m whose iteration takes about S seconds, from the run of m = M in FILE.
   check_multinode.py points FILE
       prints "benchmark point" for each completed point (what a progress line reported).
   check_multinode.py progress LOG
@@ -26,6 +28,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "analysis"))
 
+import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 from genbench_analysis.loader import load  # noqa: E402
@@ -153,6 +156,21 @@ def list_progress(a):
     return 0
 
 
+def size(a):
+    """The m that makes one gemm iteration take about --target-s, from a run of m = --m (the work
+    grows with m at fixed n and k): prints it (a multiple of 16, 32 to 16384) and the time taken."""
+    with h5py.File(a.file, "r") as f:
+        p = f["benchmarks"]["gemm"]["points"][()]
+    ok = p[(p["status"] == b"ok") & (p["m"] == a.m)]
+    if len(ok) != 1 or not np.isfinite(ok["time_median_s"][0]) or ok["time_median_s"][0] <= 0:
+        print(f"{a.file}: no ok point at m = {a.m}")
+        return 1
+    t = float(ok["time_median_s"][0])
+    m = int(min(16384, max(32, round(a.m * a.target_s / t / 16) * 16)))
+    print(f"{m} {t * 1e3:.2f} ms")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -172,8 +190,13 @@ def main():
     p.add_argument("file")
     g = sub.add_parser("progress")
     g.add_argument("log")
+    z = sub.add_parser("size")
+    z.add_argument("file")
+    z.add_argument("--m", type=int, required=True)
+    z.add_argument("--target-s", type=float, required=True)
     a = ap.parse_args()
-    return {"file": check_file, "straggler": check_straggler, "points": list_points, "progress": list_progress}[a.cmd](a)
+    return {"file": check_file, "straggler": check_straggler, "points": list_points, "progress": list_progress,
+            "size": size}[a.cmd](a)
 
 
 if __name__ == "__main__":

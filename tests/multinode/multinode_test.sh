@@ -294,17 +294,26 @@ check file "$R/coll.h5" --hosts node1,node2 --per-node 2 --state complete || fai
 # node3's processes together get 20% of one CPU (its cgroup's quota, 1 ms per 5 ms period) from
 # the end of the first point on (set once the ranks are running: their start-up would crawl
 # under it); the report must name both of node3's ranks as stragglers and none of node1's. The
-# other points' iterations need several quotas of CPU in any build type (configs/straggler.yaml
-# says why that matters); at 10% of a CPU each, node3's ranks take about ten times as long.
+# other points' iterations need many quotas of CPU (configs/straggler.yaml says why that
+# matters); at 10% of a CPU each, node3's ranks then take about ten times as long.
 if [ -n "$MN_CGROUP" ]; then
   log "mpirun: straggler config on node1,node3; node3 held to 20% of one CPU after the first point"
   # node1 and node3 outweigh other work on the machine for these seconds (the Slurm part runs
   # meanwhile): a busy machine would otherwise slow node1 as much as the quota slows node3, and
   # node3 far below its quota (a run of 10 x the work took 77 s instead of 8 with node3 at the
   # default weight), so that node3 is held back by its quota alone
+  # The work of an iteration, sized to this build (Release, RelWithDebInfo and a sanitized build
+  # differ 50-fold): one unthrottled rank times m = 256 on this machine, and the slow points take
+  # m for about 15 ms of CPU an iteration, 15 quotas, so node3's ranks take about ten times as
+  # long whatever the build type, and the run a few seconds.
+  timeout 120 mpirun --oversubscribe -np 1 -x OMPI_MCA_oob_tcp_if_include=lo "$bin" run "$here/configs/straggler.yaml" \
+    -a m=256 -o "$S/calib.h5" --force -q > "$tmp/logs/calib.txt" 2>&1 || fail "calibration run exited $? ($(tail -n 3 "$tmp/logs/calib.txt" | tr '\n' ' '))"
+  m=$(bg timeout 60 "$py" "$here/check_multinode.py" size "$S/calib.h5" --m 256 --target-s 0.015) || fail "calibration: $m"
   mn_node_weight node1 16 && mn_node_weight node3 16 || fail "cannot set the nodes' CPU weights"
+  log "slow-node run: m = 256 took $(cut -d' ' -f2- <<< "$m") unthrottled; slow points at m = ${m%% *}, $(( ${m%% *} * 5 / 4 )), $(( ${m%% *} * 3 / 2 ))"
+  m=${m%% *}
   slow_start=$(date +%s.%N)
-  mpi node1,node3 run "$here/configs/straggler.yaml" -o "$R/slow.h5" > "$tmp/logs/slow.txt" 2>&1 &
+  mpi node1,node3 run "$here/configs/straggler.yaml" -a "m=4,$m,$((m * 5 / 4)),$((m * 3 / 2))" -o "$R/slow.h5" > "$tmp/logs/slow.txt" 2>&1 &
   job=$!
   for i in $(seq 3000); do
     grep -q '^\[ *1/' "$tmp/logs/slow.txt" 2>/dev/null && break

@@ -183,7 +183,8 @@ void release_nccl_comms() {
   }
   // Finalize flushes outstanding work (non-blocking: polled), then destroy frees.
   const ActivityScope finalize("ncclCommFinalize");
-  for (auto& [k, c] : comms) {
+  for (auto& entry : comms) {
+    ncclComm_t c = entry.second;  // a named copy: lambdas cannot capture structured bindings before C++20
     ncclResult_t rc = ncclCommFinalize(c);
     if (rc == ncclInProgress) {
       ncclResult_t state = ncclInProgress;
