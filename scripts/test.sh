@@ -10,7 +10,7 @@
 # missing, it builds with the default compiler and no sanitizers and says so.
 #   GENBENCH_JOBS        parallel compile jobs (default: the core count)
 #   GENBENCH_TEST_JOBS   parallel tests (default: the core count + 1; most tests wait on
-#                        subprocesses, and the timing-sensitive ones hold a resource lock)
+#                        the processes they start, the two Slurm tests on a job's time limit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
