@@ -36,7 +36,8 @@ void print_points(const Config& cfg) {
   std::size_t total = 0;
   for (const auto& b : cfg.benchmarks) {
     const auto points = expand(b);
-    std::printf("%s (op %s, %zu points)\n", b.name.c_str(), b.op->name().c_str(), points.size());
+    std::printf("%s (op %s, %zu points%s)\n", b.name.c_str(), b.op->name().c_str(), points.size(),
+                b.timing.rounds > 1 ? strprintf(", %d rounds in shuffled orders", b.timing.rounds).c_str() : "");
     for (const auto& p : points) {
       std::string line = strprintf("  %-6zu %-12s", p.index, p.impl.c_str());
       for (std::size_t i = 0; i < p.values.size(); ++i)

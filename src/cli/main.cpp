@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
                   "run only the benchmarks of this name or glob (repeatable)");
   run->add_option("-a,--axis", run_args.selection.axes,
                   "axis=value[,value...]: these values replace the axis's in the selected benchmarks (repeatable)");
+  run->add_option("--rounds", run_args.selection.rounds,
+                  "run every selected benchmark's points N times, each round in its own shuffled order "
+                  "(timing.rounds)")
+      ->check(CLI::Range(1, kMaxRounds));
   run->add_flag("--list", run_args.list, "print the points that would run (after -b/-a) and run nothing");
 
   ValidateArgs val_args;
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   validate->add_option("-b,--benchmark", val_args.selection.benchmarks, "as for run");
   validate->add_option("-a,--axis", val_args.selection.axes, "as for run");
+  validate->add_option("--rounds", val_args.selection.rounds, "as for run")->check(CLI::Range(1, kMaxRounds));
 
   std::string export_file, export_out;
   bool export_csv_flag = false, export_json_flag = false;

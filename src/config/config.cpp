@@ -144,7 +144,7 @@ class Parser {
   TimingPolicy timing(const YAML::Node& n, TimingPolicy t) const {
     check_keys(n,
                {"warmup", "warmup_time", "min_iterations", "max_iterations", "min_time", "max_time", "target_noise",
-                "launches_per_sample", "state_period", "retime_held", "cooldown", "cache"},
+                "launches_per_sample", "state_period", "retime_held", "cooldown", "cache", "rounds"},
                "timing");
     if (n["warmup"]) t.warmup = static_cast<int>(integer(n["warmup"], "warmup", 0, 100000, false));
     if (n["warmup_time"]) t.warmup_time_s = real(n["warmup_time"], "warmup_time", 0, 3600);
@@ -161,6 +161,7 @@ class Parser {
     if (n["state_period"]) t.state_period_s = real(n["state_period"], "state_period", 0, 60);
     if (n["retime_held"]) t.retime_held = static_cast<int>(integer(n["retime_held"], "retime_held", 0, 100, false));
     if (n["cooldown"]) t.cooldown_s = real(n["cooldown"], "cooldown", 0, 3600);
+    if (n["rounds"]) t.rounds = static_cast<int>(integer(n["rounds"], "rounds", 1, kMaxRounds, false));
     if (n["cache"]) {
       const std::string c = scalar(n["cache"], "cache");
       if (c != "hot" && c != "cold") fail(n["cache"], "timing: cache must be hot or cold, not '" + c + "'");
@@ -455,6 +456,8 @@ Config parse_config(const std::string& text, const std::string& path) { return P
 
 void apply_selection(Config& cfg, const Selection& sel) {
   if (sel.empty()) return;
+  if (sel.rounds < 0 || sel.rounds > kMaxRounds)
+    throw UsageError(strprintf("--rounds %d: expected 1 to %d", sel.rounds, kMaxRounds));
   std::vector<std::string> names;
   for (const auto& b : cfg.benchmarks) names.push_back(b.name);
   std::vector<bool> keep(cfg.benchmarks.size(), sel.benchmarks.empty());
@@ -554,6 +557,10 @@ void apply_selection(Config& cfg, const Selection& sel) {
   std::vector<std::string> parts;
   for (const auto& pattern : sel.benchmarks) parts.push_back("-b " + pattern);
   parts.insert(parts.end(), canonical.begin(), canonical.end());
+  if (sel.rounds > 0) {
+    for (auto& b : cfg.benchmarks) b.timing.rounds = sel.rounds;
+    parts.push_back(strprintf("--rounds %d", sel.rounds));
+  }
   cfg.selection = join(parts, " ");
 }
 

@@ -56,11 +56,15 @@ struct Config {
 // "axis=value[,value...]": its values replace that axis's values in every selected benchmark
 // whose op has the axis (values parse as in YAML: 4K, true, a choice); "implementation" (or
 // "impl") replaces the implementations. Values are checked as the config's are.
+// `rounds` (> 0) replaces every selected benchmark's timing.rounds (--rounds).
 struct Selection {
   std::vector<std::string> benchmarks;
   std::vector<std::string> axes;
-  bool empty() const { return benchmarks.empty() && axes.empty(); }
+  int rounds = 0;
+  bool empty() const { return benchmarks.empty() && axes.empty() && rounds == 0; }
 };
+
+inline constexpr int kMaxRounds = 1000;
 
 // Narrows cfg to the selection and records it in cfg.selection. Throws UsageError naming the
 // choices for a pattern that matches no benchmark, an axis no selected benchmark has, a value

@@ -36,8 +36,15 @@ const std::vector<Field<PointRecord>>& point_fields() {
   using T = ColumnType;
   static const std::vector<Field<R>> f{
       {col("point", T::i64, 0, "",
-           "index of the point in the benchmark's sweep; equals the row; -1 in a row never written"),
+           "index of the point in the benchmark's sweep; the row is round x sweep_size + point (the point itself "
+           "with one round); -1 in a row never written"),
        [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.point.index); }},
+      {col("round", T::i64, 0, "", "which round of the benchmark's timing.rounds this row timed, from 0"),
+       [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.round); }},
+      {col("order", T::i64, 0, "",
+           "position of the point in its round's run order, from 0 (rounds shuffle it; with one round it is the "
+           "point)"),
+       [](const R& r) -> ColumnValue { return static_cast<std::int64_t>(r.order); }},
       {col("impl", T::str, kNameLen, "", "implementation"), [](const R& r) -> ColumnValue { return r.point.impl; }},
       {col("status", T::str, kStatusLen, "",
            "ok, failed (validation or error), skipped (too large, too small), unsupported (the implementation or card "
@@ -210,15 +217,17 @@ Json columns_array(const std::vector<Column>& cols) {
 }
 
 constexpr const char* kPointsNote =
-    "one row per point of the benchmark's sweep, row = point index (sweep_size rows, allocated when the "
-    "benchmark starts); a row whose status is empty has not completed and is skipped. Columns: the fixed "
+    "one row per point of the benchmark's sweep and round, row = round x sweep_size + point (sweep_size x rounds "
+    "rows, group attribute 'rounds', allocated when the benchmark starts); a row whose status is empty has not "
+    "completed and is skipped. Columns: the fixed "
     "columns up to and including 'impl', the benchmark's axes (group attribute 'axes'), the remaining fixed "
     "columns, then the op's columns (group attribute 'op_description'); group attribute 'columns' lists the "
     "full row.";
 constexpr const char* kSamplesMeaning =
     "every rank's own per-iteration times; samples[row, rank, i] is valid for i < points.iterations[row] of a "
     "row whose status is not empty; other entries are unspecified (never written: they read as 0)";
-constexpr const char* kRankStatsNote = "[sweep_size x world_size], row = point index; valid where the points row is";
+constexpr const char* kRankStatsNote =
+    "[(sweep_size·rounds) x world_size], row as in points; valid where the points row is";
 
 std::string type_cell(const Column& c) {
   return c.type == ColumnType::str ? strprintf("str(%zu)", c.str_len) : type_name(c.type);
@@ -396,7 +405,7 @@ std::string schema_text() {
   o += "/benchmarks/<name>/points: " + std::string(kPointsNote) + "\n" + text_table(points_fixed());
   o += strprintf("  (the benchmark's axes follow '%s'; the op's columns follow the last fixed column)\n\n", kAxesAfter);
   o += "/benchmarks/<name>/rank_stats: " + std::string(kRankStatsNote) + "\n" + text_table(rank_stats()) + "\n";
-  o += "/benchmarks/<name>/samples: f64 [sweep_size x world_size x timing.max_iterations], s: " +
+  o += "/benchmarks/<name>/samples: f64 [(sweep_size·rounds) x world_size x timing.max_iterations], s: " +
        std::string(kSamplesMeaning) + "\n\n";
   o += "/system: one row per rank\n" + text_table(system()) + "\n";
   o += "/ceilings: one row per rank and ceiling (cuda backend)\n" + text_table(ceilings());

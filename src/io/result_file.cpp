@@ -523,6 +523,7 @@ void ResultFile::create_benchmark(const BenchmarkInfo& b) {
     for (const auto& a : b.op->axes()) axes.push_back(a.name);
     h5::set_attr(g, "axes", axes);
     h5::set_attr(g, "sweep_size", static_cast<std::int64_t>(b.sweep_size));
+    h5::set_attr(g, "rounds", static_cast<std::int64_t>(std::max(1, b.timing.rounds)));
     h5::set_attr(g, "max_iterations", static_cast<std::int64_t>(b.timing.max_iterations));
     h5::set_attr(g, "timing_warmup", static_cast<std::int64_t>(b.timing.warmup));
     h5::set_attr(g, "timing_warmup_time_s", b.timing.warmup_time_s);
@@ -544,7 +545,7 @@ void ResultFile::create_benchmark(const BenchmarkInfo& b) {
     const auto cols = columns::points(*b.op);
     h5::set_attr(g, schema::kAttrColumns, columns::columns_json(cols));
 
-    const hsize_t rows = std::max<hsize_t>(1, b.sweep_size);
+    const hsize_t rows = std::max<hsize_t>(1, b.sweep_size * static_cast<hsize_t>(std::max(1, b.timing.rounds)));
     const hsize_t world = static_cast<hsize_t>(world_);
     const hsize_t iters = static_cast<hsize_t>(std::max(1, b.timing.max_iterations));
     const Compound pc = columns::layout(cols);
@@ -579,7 +580,7 @@ void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
   if (!ds.valid() || !dr.valid() || !dp.valid()) throw Error(path_ + ": benchmark '" + b.name + "' lacks a dataset");
   const auto sdims = dims_of(ds);
   const hsize_t world = static_cast<hsize_t>(world_);
-  const hsize_t row = rec.point.index;
+  const hsize_t row = rec.round * b.sweep_size + rec.point.index;
   if (sdims.size() != 3 || row >= sdims[0] || sdims[1] != world)
     throw Error(strprintf("%s: benchmark '%s': point %llu does not fit its datasets (%llu rows, %llu ranks)",
                           path_.c_str(), b.name.c_str(), static_cast<unsigned long long>(row),

@@ -41,9 +41,11 @@ struct RankRecord {
 
 struct PointRecord {
   Point point;
-  std::string status;   // schema::kOk ...
-  std::string reason;   // why not ok
-  std::string variant;  // which kernel configuration / algorithm ran
+  std::size_t round = 0;  // which round of timing.rounds; the row is round * sweep_size + point.index
+  std::size_t order = 0;  // position of the point in its round's run order (sweep/sweep.h, round_order)
+  std::string status;     // schema::kOk ...
+  std::string reason;     // why not ok
+  std::string variant;    // which kernel configuration / algorithm ran
   std::string stop_reason;
   int retimed = 0;                           // earlier timings dropped because the card was held back
   std::vector<std::vector<double>> samples;  // [rank][iteration], equal lengths

@@ -154,6 +154,7 @@ void print_summary(const std::vector<Outcome>& rows, const std::string& path, co
 struct PointRun {
   const BenchmarkConfig& bench;
   const Point& point;
+  std::size_t round = 0, order = 0;  // which round, and the point's place in that round's order
   const Implementation* impl = nullptr;
   Verdict verdict;
   std::unique_ptr<Case> c;
@@ -286,7 +287,8 @@ class Run {
   }
 
   void announce() {
-    for (const auto& b : cfg_.benchmarks) total_ += sweep_size(b);
+    for (const auto& b : cfg_.benchmarks)
+      total_ += sweep_size(b) * static_cast<std::size_t>(std::max(1, b.timing.rounds));
     for (const auto& [k, v] : done_) counter_ += v.size();
     if (!root_ || opts_.quiet) return;
     std::printf("genbench %s: %zu benchmark(s), %zu points, %d rank(s), %s backend%s -> %s\n", GENBENCH_VERSION,
@@ -306,13 +308,18 @@ class Run {
     info.timing = b.timing;
     info.tags = b.tags;
     const auto& done_here = done_[b.name];
-    for (const auto& p : expand(b)) {
-      if (done_here.count(p.index)) continue;
-      if (comm_.max(std::int64_t{stop_requested()})) {
-        interrupted_ = true;
-        return false;
+    const std::size_t rounds = static_cast<std::size_t>(std::max(1, b.timing.rounds));
+    for (std::size_t round = 0; round < rounds; ++round) {
+      const auto order = round_order(b, round, cfg_.seed);
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        const Point& p = order[k];
+        if (done_here.count(round * info.sweep_size + p.index)) continue;  // the file's row (ResultFile::append)
+        if (comm_.max(std::int64_t{stop_requested()})) {
+          interrupted_ = true;
+          return false;
+        }
+        run_point(info, b, p, round, k);
       }
-      run_point(info, b, p);
     }
     return true;
   }
@@ -334,12 +341,17 @@ class Run {
 
   // --- point phases -----------------------------------------------------------------------
 
-  void run_point(const BenchmarkInfo& info, const BenchmarkConfig& b, const Point& p) {
+  void run_point(const BenchmarkInfo& info, const BenchmarkConfig& b, const Point& p, std::size_t round,
+                 std::size_t order) {
     ++counter_;
     activity_point(b.name, p.index);
     fault_.at_point_start(comm_.rank(), b.name, p.index, *backend_);
     PointRun run(b, p);
-    Context ctx{*backend_, comm_, cfg_.seed * 1000003ull + p.index * 7919ull + std::hash<std::string>{}(b.name)};
+    run.round = round;
+    run.order = order;
+    // Each round draws fresh inputs (round 0's seed is the one a run of one round has).
+    Context ctx{*backend_, comm_,
+                cfg_.seed * 1000003ull + p.index * 7919ull + std::hash<std::string>{}(b.name) + round * 104729ull};
     run.free_before = backend_->memory_info().free_bytes;
     backend_->reset_peak();
     run.base_bytes = backend_->current_bytes();
@@ -535,6 +547,8 @@ class Run {
     const bool ok = run.verdict.ok();
     PointRecord rec;
     rec.point = p;
+    rec.round = run.round;
+    rec.order = run.order;
     rec.work = b.op->work(p, comm_.size());
     rec.status = severity_status(run.verdict.sev);
     rec.reason = run.verdict.reason;
@@ -569,7 +583,8 @@ class Run {
               rec.state.throttled ? holding_reasons(rec.state.throttle_reasons) : ""};
     if (ok && !metrics.empty()) o.rate = format_metric(metrics.front(), metric_value(metrics.front(), rec.work, med));
     if (!opts_.quiet) {
-      std::printf("[%*zu/%zu] %s/%s  %s  %s", width(), counter_, total_, b.name.c_str(), p.impl.c_str(), o.what.c_str(),
+      std::printf("[%*zu/%zu] %s/%s  %s%s  %s", width(), counter_, total_, b.name.c_str(), p.impl.c_str(),
+                  o.what.c_str(), b.timing.rounds > 1 ? strprintf("  (round %zu)", run.round + 1).c_str() : "",
                   o.status.c_str());
       if (ok) std::printf("  %s  %s", format_seconds(med).c_str(), o.rate.c_str());
       else std::printf(": %s", rec.reason.c_str());

@@ -41,6 +41,10 @@ struct TimingPolicy {
   // timed region), so each sample reads its operands from memory; hot: left as the previous
   // sample left it.
   bool cold_cache = false;
+  // Rounds: the benchmark's points run this many times, each round in its own shuffled order
+  // (sweep/sweep.h, round_order), so that a slow spell of the card or a neighbour falls on
+  // different points each round; every round of a point is its own row of the file.
+  int rounds = 1;
 };
 
 // Whether warm-up is over after `done` launches that took `elapsed_s` seconds.

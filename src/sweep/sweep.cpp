@@ -1,5 +1,8 @@
 #include "sweep/sweep.h"
 
+#include <random>
+#include <utility>
+
 namespace genbench {
 
 std::size_t sweep_size(const BenchmarkConfig& b) {
@@ -31,6 +34,26 @@ std::vector<Point> expand(const BenchmarkConfig& b) {
     points.push_back(std::move(p));
   }
   return points;
+}
+
+std::vector<Point> round_order(const BenchmarkConfig& b, std::size_t round, std::uint64_t seed) {
+  std::vector<Point> points = expand(b);
+  if (b.timing.rounds <= 1 || points.empty()) return points;
+  const std::size_t impls = b.implementations.size();
+  const std::size_t shapes = points.size() / impls;
+  std::vector<std::size_t> shape(shapes);
+  for (std::size_t i = 0; i < shapes; ++i) shape[i] = i;
+  // Fisher-Yates with draws from mt19937_64, whose sequence the standard fixes (std::shuffle's
+  // use of it is left to the library, so two standard libraries would disagree).
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : b.name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull ^ h ^ (round + 1) * 0xBF58476D1CE4E5B9ull);
+  for (std::size_t i = shapes; i > 1; --i) std::swap(shape[i - 1], shape[rng() % i]);
+  std::vector<Point> order;
+  order.reserve(points.size());
+  for (const std::size_t s : shape)
+    for (std::size_t k = 0; k < impls; ++k) order.push_back(points[s * impls + (k + round) % impls]);
+  return order;
 }
 
 }  // namespace genbench

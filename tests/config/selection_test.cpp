@@ -108,6 +108,38 @@ TEST(Selection, TheFingerprintFollowsTheSelection) {
   EXPECT_EQ(c, selected({{"attn-*"}, {"causal=true"}}).fingerprint());
 }
 
+TEST(Selection, RoundsSetEverySelectedBenchmarkAndTheFingerprint) {
+  Selection sel{{"attn-*"}, {}, 3};
+  const Config cfg = selected(sel);
+  ASSERT_EQ(cfg.benchmarks.size(), 2u);
+  for (const auto& b : cfg.benchmarks) EXPECT_EQ(b.timing.rounds, 3);
+  EXPECT_EQ(cfg.selection, "-b attn-* --rounds 3");
+  const Config only_rounds = selected({{}, {}, 2});
+  EXPECT_EQ(only_rounds.benchmarks.size(), 3u);
+  EXPECT_EQ(only_rounds.selection, "--rounds 2");
+  EXPECT_NE(only_rounds.fingerprint(), parse_config(kText, "sel.yaml").fingerprint());
+  EXPECT_NE(only_rounds.fingerprint(), selected({{}, {}, 3}).fingerprint());
+  EXPECT_NE(error_of({{}, {}, kMaxRounds + 1}).find("--rounds"), std::string::npos);
+  EXPECT_NE(error_of({{}, {}, -1}).find("--rounds"), std::string::npos);
+  // In the config: a timing key like any other, range-checked with the file's line.
+  const Config c = parse_config(
+      "settings: {timing: {rounds: 5}}\nbenchmarks:\n"
+      "  - {name: g, op: gemm, implementations: [reference], timing: {rounds: 2}}\n"
+      "  - {name: h, op: gemm, implementations: [reference]}\n",
+      "r.yaml");
+  EXPECT_EQ(c.benchmarks[0].timing.rounds, 2);
+  EXPECT_EQ(c.benchmarks[1].timing.rounds, 5);
+  try {
+    parse_config(
+        "settings: {timing: {rounds: 0}}\nbenchmarks:\n  - {name: g, op: gemm, implementations: [reference]}\n",
+        "r.yaml");
+    ADD_FAILURE() << "rounds: 0 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("r.yaml:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rounds"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Selection, BadInputNamesTheChoices) {
   std::string e = error_of({{"atn-long"}, {}});
   EXPECT_NE(e.find("-b atn-long: no benchmark"), std::string::npos) << e;

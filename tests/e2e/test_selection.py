@@ -4,6 +4,7 @@ import os
 import subprocess
 
 import h5py
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("GENBENCH_BIN", os.path.join(ROOT, "build", "bin", "genbench"))
@@ -88,3 +89,43 @@ def test_bad_selection_is_a_usage_error_naming_the_choices(tmp_path):
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert text in proc.stderr, (args, proc.stderr)
     assert not out.exists()
+
+
+def test_rounds_write_a_row_per_round_in_shuffled_orders_and_resume(tmp_path):
+    cfg = config(tmp_path)
+    out = str(tmp_path / "rounds.h5")
+    proc = genbench("run", cfg, "-o", out, "--list", "-b", "gemm-wide", "--rounds", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "gemm-wide (op gemm, 3 points, 3 rounds in shuffled orders)"
+    # A fatal error at point 1 in the first round stops the job part-way: the rows it finished stay.
+    env = dict(os.environ, GENBENCH_INJECT_FAULT="rank=0,point=1,kind=error")
+    proc = subprocess.run([BIN, "run", cfg, "-o", out, "-q", "-b", "gemm-wide", "--rounds", "3"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode != 0
+    with h5py.File(out, "r") as f:
+        g = f["benchmarks"]["gemm-wide"]
+        assert g.attrs["rounds"] == 3 and g.attrs["sweep_size"] == 3
+        first = g["points"][:]
+        assert len(first) == 9
+        done = first["status"] != b""
+        assert 0 < done.sum() < 9
+    # The same selection continues it; another rounds count is refused.
+    proc = genbench("run", cfg, "-o", out, "--resume", "-q", "-b", "gemm-wide", "--rounds", "2")
+    assert proc.returncode == 2 and "--rounds 2" in proc.stderr, proc.stderr
+    proc = genbench("run", cfg, "-o", out, "--resume", "-q", "-b", "gemm-wide", "--rounds", "3")
+    assert proc.returncode == 0, proc.stderr
+    with h5py.File(out, "r") as f:
+        assert f.attrs["selection"] == "-b gemm-wide --rounds 3"
+        p = f["benchmarks"]["gemm-wide"]["points"][:]
+        samples = f["benchmarks"]["gemm-wide"]["samples"]
+        assert set(p["status"]) == {b"ok"}
+        # row = round * sweep_size + point; every round holds every point once, in its own order
+        assert list(p["round"]) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+        assert list(p["point"]) == [0, 1, 2] * 3
+        orders = [tuple(p["point"][r * 3:(r + 1) * 3][np.argsort(p["order"][r * 3:(r + 1) * 3])]) for r in range(3)]
+        assert all(sorted(o) == [0, 1, 2] for o in orders)
+        # the rows finished before the fault are kept as they were
+        for r in np.nonzero(done)[0]:
+            assert p["time_median_s"][r] == first["time_median_s"][r]
+        assert samples.shape[0] == 9
+        assert all(np.isfinite(samples[r, 0, :2]).all() and samples[r, 0, 0] > 0 for r in range(9))
