@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Peer timings for decode attention (docs/decode.md): torch SDPA on the contiguous bf16 shapes of
-scripts/device/decode_check.cu's bench (one new token, uniform cache lengths), with each backend
+configs/decode.yaml (one new token, uniform cache lengths), with each backend
 that accepts the shape: cuDNN, flash, memory-efficient, and torch's own choice. Q is
 [b, h, 1, d], K and V [b, heads_kv, cache, d] with enable_gqa (grouped heads read once per KV
 head); backends that refuse GQA are also timed on K/V expanded to all heads ("expanded": they
 then read group x the bytes, reported against the same byte count as the decode kernel).
-Times: back-to-back launches between two CUDA events, divided by their count (as the decode
-check times its kernel), the median of --rounds rounds. CSV on stdout."""
+Times: back-to-back launches between two CUDA events, divided by their count (as genbench's
+timing.launches_per_sample does), the median of --rounds rounds. CSV on stdout."""
 import argparse
 import statistics
 import sys

@@ -4,8 +4,7 @@
 // and the staged kernel; on sm_90 the wide kernel's wgmma form too), forced and automatic split-k
 // (and the workspace it must leave zeroed; the streaming kernel's two splits as a cluster on sm_90+),
 // the dequantise path's W^T bit for bit, and the shapes can_implement refuses. Skipped without a GPU of compute
-// capability 8.0 or newer. Depends on nothing else of genbench, so scripts/device/w4a16-check.sh also builds it on its
-// own.
+// capability 8.0 or newer. Depends on nothing else of genbench (it builds on its own with nvcc).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-"""Peers of the W4A16 check in the same device call: torch's int4 kernel
+"""Peers of the W4A16 benchmark (configs/gemm-int4.yaml) in the same device call: torch's int4 kernel
 (torch._weight_int4pack_mm, bf16 activations, group 128), fp16 torch.matmul at the same shapes,
 and torch._scaled_mm (fp8 e4m3, 8192^3) with the name of the kernel it runs. L2 cold like the
 C++ side (rotating copies of the weights); 3 rounds, medians. Prints CSV lines."""
