@@ -1,9 +1,10 @@
-"""Command line: python -m genbench_analysis {report,plot,compare,versus,describe,model} ..."""
+"""Command line: python -m genbench_analysis {report,plot,compare,versus,describe,model,standings,gate} ..."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import warnings
 
@@ -136,6 +137,120 @@ def cmd_model(args) -> int:
     return 0
 
 
+def cmd_standings(args) -> int:
+    """Tables of a standings spec: printed, written into a page, or checked against it."""
+    from . import standings as st
+
+    try:
+        spec = st.load_spec(args.spec, root=args.root)
+        if args.print is not None:
+            ids = [args.print] if args.print else None
+            blocks = st.make_blocks(spec, ids)
+            sys.stdout.write("\n\n".join(blocks.values()) + "\n")
+            return 0
+        status = 0
+        if args.json:
+            text = st.standings_json(spec)
+            with open(args.json, "w") as f:
+                f.write(text)
+            print(f"wrote {args.json}", file=sys.stderr)
+        for page, write in ((args.write, True), (args.check, False)):
+            if not page:
+                continue
+            with open(page) if os.path.exists(page) else _missing(page) as f:
+                old = f.read()
+            ids = st.page_ids(old, page)
+            unknown = [i for i in ids if i not in {t.id for t in spec.tables}]
+            if unknown:
+                raise st.StandingsError(f"{page}: unknown table id {unknown[0]!r} in a standings marker (the spec "
+                                        f"has: {', '.join(t.id for t in spec.tables)})")
+            blocks = st.make_blocks(spec, ids)
+            new = st.rewrite_page(old, blocks, page)
+            absent = [t.id for t in spec.tables if t.id not in ids]
+            if absent:
+                print(f"note: {page} has no block for {', '.join(absent)}", file=sys.stderr)
+            if write:
+                if new != old:
+                    with open(page, "w") as f:
+                        f.write(new)
+                print(f"{page}: {len(ids)} tables written" + ("" if new != old else " (no change)"), file=sys.stderr)
+            elif new != old:
+                sys.stdout.write(st.unified_diff(old, new, page, f"{page} (as the spec makes it)"))
+                print(f"{page} is not current: tables that differ: {', '.join(st.changed_blocks(old, new, page))}; "
+                      f"rewrite it with: python -m genbench_analysis standings {args.spec} --write {page}",
+                      file=sys.stderr)
+                status = 1
+        if args.check and spec.json and not args.json:
+            path = os.path.join(spec.root, spec.json)
+            if not os.path.exists(path):
+                raise st.StandingsError(f"{spec.json}: missing standings file (make it with --json {spec.json})")
+            with open(path) as f:
+                old = f.read()
+            new = st.standings_json(spec)
+            if new != old:
+                sys.stdout.write(st.unified_diff(old, new, spec.json, f"{spec.json} (as the spec makes it)"))
+                print(f"{spec.json} is not current; rewrite it with: python -m genbench_analysis standings "
+                      f"{args.spec} --json {spec.json}", file=sys.stderr)
+                status = 1
+        if not (args.json or args.write or args.check):
+            print("error: nothing to do: give --print [ID], --write PAGE, --check PAGE or --json OUT", file=sys.stderr)
+            return 2
+        return status
+    except (st.SpecError, st.StandingsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _missing(page):
+    from .standings import StandingsError
+    raise StandingsError(f"{page}: no such page")
+
+
+def cmd_gate(args) -> int:
+    """The standings' versus tables recomputed from a new run against the committed ratios."""
+    import json
+
+    from . import standings as st
+
+    try:
+        spec = st.load_spec(args.spec, root=args.root)
+        if args.plan:
+            for output, config, run_args in st.gate_runs(spec):
+                print("\t".join([output, config] + run_args))
+            return 0
+        if not args.new:
+            print("error: --new DIR is required (or --plan)", file=sys.stderr)
+            return 2
+        committed = args.committed or (os.path.join(spec.root, spec.json) if spec.json else "")
+        if not committed or not os.path.exists(committed):
+            raise st.StandingsError(f"no committed standings file {committed or '(give --committed)'}")
+        with open(committed) as f:
+            doc = json.load(f)
+        only = list(args.table or [])
+        if args.outputs:
+            wanted = [o for o in args.outputs.split(",") if o]
+            known = {t.output for t in spec.tables if t.output}
+            bad = [o for o in wanted if o not in known]
+            if bad:
+                raise st.StandingsError(f"--outputs: no gated table writes {bad[0]!r} (they write: "
+                                        f"{', '.join(sorted(known))})")
+            only += [t.id for t in spec.tables if t.kind == "versus" and t.output in wanted]
+        lines = st.gate(spec, args.new, doc, tolerance=args.tolerance, only=only or None)
+    except (st.SpecError, st.StandingsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    order = {"card": 0, "fell": 1, "missing": 2, "improved": 3, "new": 4, "within": 5}
+    for ln in sorted(lines, key=lambda x: order[x.state]):
+        if ln.state != "within" or args.verbose:
+            print(ln.text())
+    count = {s: sum(1 for x in lines if x.state == s) for s in order}
+    bad = count["fell"] + count["missing"] + count["card"]
+    print(f"gate: {count['card']} on another card, {count['fell']} fell, {count['missing']} missing, {count['improved']} improved, "
+          f"{count['within']} within, {count['new']} new (tolerance {args.tolerance:g} below the committed "
+          f"rounds' lowest ratio) -> {'FAIL' if bad else 'pass'}")
+    return 1 if bad else 0
+
+
 def cmd_plot(args) -> int:
     import os
 
@@ -230,6 +345,34 @@ def main(argv=None) -> int:
     pl.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the PNGs")
     pl.add_argument("--only", action="append", metavar="NAME", help="only this plot, e.g. decode_GBps (repeatable)")
     pl.set_defaults(func=cmd_plot)
+
+    st = sub.add_parser("standings", help="the standings tables of a spec (docs/standings.yaml), made from committed "
+                                          "result files: print them, write them into a page, check a page is current")
+    st.add_argument("spec", help="the spec (YAML)")
+    st.add_argument("--print", nargs="?", const="", metavar="ID", help="print every table (or table ID) to stdout")
+    st.add_argument("--write", metavar="PAGE", help="rewrite the blocks between the page's standings markers")
+    st.add_argument("--check", metavar="PAGE", help="exit 1 with a diff when the page (or the spec's json file) is "
+                                                   "not what the spec makes")
+    st.add_argument("--json", metavar="OUT", help="write every table's per-point figures as JSON (docs/standings.json)")
+    st.add_argument("--root", metavar="DIR", help="the folder the spec's paths are relative to (default: the spec's "
+                                                  "root key, from the spec's folder)")
+    st.set_defaults(func=cmd_standings)
+
+    ga = sub.add_parser("gate", help="regression gate: recompute the spec's versus tables from new result files and "
+                                     "fail naming every point that fell below the committed rounds' spread")
+    ga.add_argument("spec", help="the spec (YAML)")
+    ga.add_argument("--new", metavar="DIR", help="folder with the new runs' files (each table's output name)")
+    ga.add_argument("--committed", metavar="JSON", help="the committed standings (default: the spec's json key)")
+    ga.add_argument("--tolerance", type=float, default=0.03, metavar="FRAC",
+                    help="how far below the committed lowest round a new median may fall (default 0.03)")
+    ga.add_argument("--root", metavar="DIR", help="the folder the spec's paths are relative to (as for standings)")
+    ga.add_argument("--table", action="append", metavar="ID", help="only this table (repeatable)")
+    ga.add_argument("--outputs", metavar="A.h5,B.h5", help="only the tables of these runs (a gate run of part of "
+                                                          "the plan)")
+    ga.add_argument("--plan", action="store_true", help="print the runs the gate needs: output, config, run "
+                                                        "arguments, tab-separated, one line each")
+    ga.add_argument("-v", "--verbose", action="store_true", help="also list the points within the spread")
+    ga.set_defaults(func=cmd_gate)
 
     args = p.parse_args(argv)
     try:

@@ -33,6 +33,11 @@ SCHEMA_VERSION = max(SCHEMA_VERSIONS)
 # Columns the loader adds to every points table.
 _ADDED_COLUMNS = ("benchmark", "op", "row", "samples_per_rank", "rel_noise")
 
+# Columns of a file that holds several rounds of its sweep (benchmark attribute `rounds` > 1):
+# the round a row belongs to (0-based) and its position in that round's shuffled run order. A
+# file without them is one round, round 0; the loader then adds `round` (0) itself.
+ROUND_COLUMNS = ("round", "order")
+
 # Columns of a points table that are not benchmark parameters.
 STATUS_COLUMNS = ["status", "reason", "variant", "stop_reason"]
 OK = "ok"
@@ -193,12 +198,22 @@ class Result:
     schema      the schema description: stored (schema 2) or derived from the file (schema 1)
     ceilings    /ceilings (rank, name, value, unit, detail); empty where none was measured
     samples(b)  long-form raw samples of benchmark b (read on request)
+    rounds()    one view per round of the sweep the file holds (benchmark attribute `rounds`):
+                each a Result of that round's rows only, named "file.h5#roundN" (N from 0)
+
+    A file of several rounds holds sweep_size x rounds rows per benchmark (row = round *
+    sweep_size + point); its points table has the columns `round` and `order` (the point's
+    place in its round's run order). Every points table here has `round` (0 where the file
+    has none).
     """
 
     def __init__(self, path: str, attrs: dict, system: pd.DataFrame, benchmarks: Dict[str, Benchmark],
                  points: pd.DataFrame, ranks: pd.DataFrame, units: Optional[Dict[str, str]] = None,
-                 schema: Optional[dict] = None, ceilings: Optional[pd.DataFrame] = None):
+                 schema: Optional[dict] = None, ceilings: Optional[pd.DataFrame] = None,
+                 source: Optional[str] = None, round_index: Optional[int] = None):
         self.path = path
+        self.source = source or path    # the file on disk (path is a label for a round's view)
+        self.round_index = round_index  # the round a view holds; None for the whole file
         self.attrs = attrs
         self.system = system
         self.benchmarks = benchmarks
@@ -223,6 +238,32 @@ class Result:
             return None
         i = pd.to_numeric(rows["value"]).idxmin()
         return float(rows.loc[i, "value"]), str(rows.loc[i, "unit"]) if "unit" in rows else ""
+
+    # --- rounds -------------------------------------------------------------------------
+    @property
+    def round_count(self) -> int:
+        """Rounds of the sweep in the file: the largest `rounds` attribute of its benchmarks,
+        or the rounds its rows name, whichever is more (1 for files without rounds)."""
+        declared = [int(b.attrs.get("rounds", 1) or 1) for b in self.benchmarks.values()]
+        seen = int(self.points["round"].max()) + 1 if "round" in self.points and len(self.points) else 1
+        return max(declared + [seen, 1])
+
+    def rounds(self) -> List["Result"]:
+        """One Result per round of the file, each holding only that round's points and rank
+        statistics, its path "file.h5#roundN"; [self] for a file of one round (and for a view)."""
+        if self.round_index is not None or self.round_count <= 1 or "round" not in self.points:
+            return [self]
+        views = []
+        for r in sorted(int(x) for x in pd.unique(self.points["round"])):
+            pts = self.points[self.points["round"] == r].reset_index(drop=True)
+            rk = self.ranks
+            if not rk.empty and "row" in rk:
+                keep = pts[["benchmark", "row"]].drop_duplicates()
+                rk = rk.merge(keep, on=["benchmark", "row"], how="inner")
+            views.append(Result(f"{self.path}#round{r}", self.attrs, self.system, self.benchmarks, pts, rk,
+                                self.units, schema=self.schema, ceilings=self.ceilings, source=self.source,
+                                round_index=r))
+        return views
 
     # --- labels -------------------------------------------------------------------------
     @property
@@ -272,7 +313,7 @@ class Result:
         import h5py
 
         try:
-            with h5py.File(self.path, "r") as f:
+            with h5py.File(self.source, "r") as f:
                 data = f["benchmarks"][benchmark]["samples"][()]
         except (OSError, KeyError) as e:
             raise ResultFileError(f"{self.path}: cannot read the samples of {benchmark!r}: {e}") from e
@@ -385,6 +426,15 @@ def _read(path: str, f) -> Result:
         pts.insert(0, "benchmark", name)
         pts.insert(1, "op", b.op)
         pts.insert(2, "row", np.arange(len(pts), dtype=np.int64))
+        # Rounds: a file of several rounds says which round each row is (column `round`); older
+        # files are one round, round 0.
+        if "round" not in pts:
+            nrounds = int(gattrs.get("rounds", 1) or 1)
+            sweep = int(gattrs.get("sweep_size", 0) or 0)
+            if nrounds > 1 and sweep > 0:
+                pts["round"] = (pts["row"] // sweep).astype(np.int64)
+            else:
+                pts["round"] = np.int64(0)
         # Schema 2 tables are pre-sized: a row whose status is "" is a point that was not run.
         if "status" in pts:
             pts = pts[pts["status"].astype(str) != ""].reset_index(drop=True)

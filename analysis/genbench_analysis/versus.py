@@ -16,6 +16,10 @@ The two sides need not be implementations: `by` names another axis (kv_dtype, pa
 being one of the point's keys (fa3's fp8 K/V against its bf16 K/V in the same run). `metric`
 overrides the column the benchmark's description rates by (tokens_per_s where the bytes differ
 between the sides; a column named time_* is lower-is-better).
+
+A round is one run of the sweep: a file of one round, or each round of a file that holds
+several (Result.rounds()), so one file of three rounds gives the same median (min-max) as
+three files of one round each.
 """
 
 from __future__ import annotations
@@ -126,8 +130,8 @@ def per_file(result: Result, impl: str, peer: str, benchmarks: Optional[List[str
 
 def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[float] = None,
            benchmarks: Optional[List[str]] = None, by: str = "impl", metric: Optional[str] = None) -> pd.DataFrame:
-    """Per benchmark and point: rounds (files where both ran ok), medians of impl and peer,
-    median / min / max of the per-file ratios impl / peer, and the target verdict. impl and peer
+    """Per benchmark and point: rounds (rounds where both ran ok: files, or each round of a file
+    of several), medians of impl and peer, median / min / max of the per-round ratios impl / peer, and the target verdict. impl and peer
     are implementations, or with `by` two values of that axis (compared as text).
 
     Raises VersusError when impl == peer, when no file has a benchmark running both, or when a
@@ -142,7 +146,9 @@ def versus(results: Sequence[Result], impl: str, peer: str, target: Optional[flo
     if len(devices) > 1:
         warnings.warn("the files come from different devices (" + "; ".join(devices) + "): each ratio is "
                       "still taken within one file, but their spread mixes devices", stacklevel=2)
-    frames = [f for f in (per_file(r, impl, peer, benchmarks, by, metric) for r in results) if not f.empty]
+    # Each round of each file is one round of the race (a file of one round is itself).
+    rounds = [view for r in results for view in r.rounds()]
+    frames = [f for f in (per_file(r, impl, peer, benchmarks, by, metric) for r in rounds) if not f.empty]
     if not frames:
         seen = sorted({str(i) for r in results for i in r.points.get(by, pd.Series(dtype=object)).unique()})
         what = "implementations" if by == "impl" else f"values of {by}"

@@ -168,4 +168,9 @@ def test_loaded_noise_comes_from_the_samples(file_a):
     for point, g in s.groupby("point"):
         slowest = g.pivot(index="iteration", columns="rank", values="time_s").max(axis=1).to_numpy()
         expected = samples_noise(slowest[None, :])[0]
+        if np.isnan(expected):
+            # fewer than 2 finite samples or a zero median (a point cut short on a loaded host):
+            # the loader falls back to the noise of the stored statistics, never NaN
+            assert np.isfinite(t.loc[point, "rel_noise"]), point
+            continue
         assert t.loc[point, "rel_noise"] == pytest.approx(expected)

@@ -353,6 +353,34 @@ std::set<std::size_t> completed_points(hid_t g, const std::string& bench, const 
 
 }  // namespace
 
+// What appends keep open between points: the file and, per benchmark written to, its three
+// datasets, their sizes and the row layouts of points and rank_stats. Opening the file costs
+// about 30 small reads of HDF5 metadata and two superblock writes (the open-for-writing mark
+// and its clearing at close), and building the points row type compares some hundred compound
+// members; kept open, a point is its raw-data writes only (docs/reliability.md, "The writer").
+// Members close in reverse order: the datasets and types before the file.
+struct ResultFile::Open {
+  struct Bench {
+    Id samples, rank_stats, points;
+    Compound pc, rc;
+    Id ptype, rtype;
+    std::size_t status_col = 0;
+    hsize_t rows = 0, ranks = 0, iters = 0;  // the datasets' dimensions (samples: rows x ranks x iters)
+  };
+  Id file;
+  std::map<std::string, Bench> benches;
+};
+
+ResultFile::ResultFile(std::string path, int world) : path_(std::move(path)), world_(world) {}
+ResultFile::ResultFile(ResultFile&&) noexcept = default;
+ResultFile& ResultFile::operator=(ResultFile&&) noexcept = default;
+ResultFile::~ResultFile() {
+  QuietHdf5 quiet;
+  close_open();
+}
+
+void ResultFile::close_open() { open_.reset(); }
+
 std::string check_result_file(const std::string& path, int* version) {
   QuietHdf5 quiet;
   if (!file_exists(path)) return path + ": no such file";
@@ -451,6 +479,7 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
 
 void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
   QuietHdf5 quiet;
+  close_open();
   Staged staged(path_);
   {
     Id f = open_rw(staged.tmp());
@@ -476,6 +505,7 @@ void ResultFile::write_system(const std::vector<DeviceInfo>& ranks) {
 
 void ResultFile::write_ceilings(const std::vector<Ceiling>& rows) {
   QuietHdf5 quiet;
+  close_open();
   Staged staged(path_);
   {
     Id f = open_rw(staged.tmp());
@@ -503,6 +533,7 @@ void ResultFile::write_ceilings(const std::vector<Ceiling>& rows) {
 // the file is copied and renamed once per benchmark).
 void ResultFile::create_benchmark(const BenchmarkInfo& b) {
   QuietHdf5 quiet;
+  close_open();
   const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
   {
     Id fapl = read_fapl();
@@ -570,62 +601,78 @@ void ResultFile::append(const BenchmarkInfo& b, const PointRecord& rec) {
   if (rec.status.empty()) throw Error("benchmark '" + b.name + "': a point without a status cannot be recorded");
   if (!ready_.count(b.name)) create_benchmark(b);
   QuietHdf5 quiet;
-  Id f = open_rw(path_);
-  const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
-  Id g(H5Gopen2(f, gpath.c_str(), H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) throw Error(path_ + ": benchmark '" + b.name + "' is missing from the file");
-  Id ds(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
-  Id dr(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
-  Id dp(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
-  if (!ds.valid() || !dr.valid() || !dp.valid()) throw Error(path_ + ": benchmark '" + b.name + "' lacks a dataset");
-  const auto sdims = dims_of(ds);
+  if (!open_) {
+    auto o = std::make_unique<Open>();
+    o->file = open_rw(path_);
+    open_ = std::move(o);
+  }
+  auto it = open_->benches.find(b.name);
+  if (it == open_->benches.end()) {
+    const std::string gpath = std::string(schema::kBenchmarks) + "/" + b.name;
+    Id g(H5Gopen2(open_->file, gpath.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!g.valid()) throw Error(path_ + ": benchmark '" + b.name + "' is missing from the file");
+    Open::Bench ob;
+    ob.samples = Id(H5Dopen2(g, schema::kSamples, H5P_DEFAULT), H5Dclose);
+    ob.rank_stats = Id(H5Dopen2(g, schema::kRankStats, H5P_DEFAULT), H5Dclose);
+    ob.points = Id(H5Dopen2(g, schema::kPoints, H5P_DEFAULT), H5Dclose);
+    if (!ob.samples.valid() || !ob.rank_stats.valid() || !ob.points.valid())
+      throw Error(path_ + ": benchmark '" + b.name + "' lacks a dataset");
+    const auto sdims = dims_of(ob.samples);
+    if (sdims.size() != 3) throw Error(path_ + ": benchmark '" + b.name + "': samples is not 3-dimensional");
+    ob.rows = sdims[0];
+    ob.ranks = sdims[1];
+    ob.iters = sdims[2];
+    ob.pc = columns::layout(columns::points(*b.op));
+    ob.rc = columns::layout(columns::rank_stats());
+    ob.ptype = ob.pc.type();
+    ob.rtype = ob.rc.type();
+    ob.status_col = ob.pc.index("status");
+    it = open_->benches.emplace(b.name, std::move(ob)).first;
+  }
+  Open::Bench& d = it->second;
   const hsize_t world = static_cast<hsize_t>(world_);
   const hsize_t row = rec.round * b.sweep_size + rec.point.index;
-  if (sdims.size() != 3 || row >= sdims[0] || sdims[1] != world)
+  if (row >= d.rows || d.ranks != world)
     throw Error(strprintf("%s: benchmark '%s': point %llu does not fit its datasets (%llu rows, %llu ranks)",
                           path_.c_str(), b.name.c_str(), static_cast<unsigned long long>(row),
-                          static_cast<unsigned long long>(sdims.empty() ? 0 : sdims[0]),
-                          static_cast<unsigned long long>(sdims.size() > 1 ? sdims[1] : 0)));
-  const hsize_t iters = sdims[2];
+                          static_cast<unsigned long long>(d.rows), static_cast<unsigned long long>(d.ranks)));
 
   // Samples: only the iterations that ran ([row, :, :n]); the rest stays unwritten.
   hsize_t n = 0;
   for (const auto& s : rec.samples) n = std::max<hsize_t>(n, s.size());
-  n = std::min(n, iters);
+  n = std::min(n, d.iters);
   if (n) {
     std::vector<double> samples(world * n, std::nan(""));
     for (std::size_t r = 0; r < rec.samples.size() && r < world; ++r)
       for (std::size_t k = 0; k < rec.samples[r].size() && k < n; ++k) samples[r * n + k] = rec.samples[r][k];
-    write_block(ds, H5T_NATIVE_DOUBLE, {row, 0, 0}, {1, world, n}, samples.data(), path_, "samples");
+    write_block(d.samples, H5T_NATIVE_DOUBLE, {row, 0, 0}, {1, world, n}, samples.data(), path_, "samples");
   }
 
-  const Compound rc = columns::layout(columns::rank_stats());
-  Id rtype = rc.type();
   std::vector<unsigned char> rbuf;
   for (std::size_t r = 0; r < world; ++r) {
-    h5::Row rr(rc);
+    h5::Row rr(d.rc);
     columns::fill_rank_stats(r < rec.ranks.size() ? rec.ranks[r] : RankRecord{}, rr);
-    rbuf.insert(rbuf.end(), rr.data(), rr.data() + rc.size());
+    rbuf.insert(rbuf.end(), rr.data(), rr.data() + d.rc.size());
   }
-  write_block(dr, rtype, {row, 0}, {1, world}, rbuf.data(), path_, "rank_stats");
+  write_block(d.rank_stats, d.rtype, {row, 0}, {1, world}, rbuf.data(), path_, "rank_stats");
 
   // The points row twice: first with an empty status, then whole again with the status, which
   // is the only change; a kill between or during the two writes leaves the point not complete.
-  const Compound pc = columns::layout(columns::points(*b.op));
-  Id ptype = pc.type();
-  h5::Row prow(pc);
+  // The flushes write nothing (no metadata changed, raw data goes straight to the file); they
+  // make sure of it before the status and before the progress line.
+  h5::Row prow(d.pc);
   columns::fill_points(*b.op, rec, prow);
-  const std::size_t status_col = pc.index("status");
-  prow.set(status_col, std::string());
-  write_block(dp, ptype, {row}, {1}, prow.data(), path_, "points");
-  checked_flush(f, path_);
-  prow.set(status_col, rec.status);
-  write_block(dp, ptype, {row}, {1}, prow.data(), path_, "points status");
-  checked_flush(f, path_);
+  prow.set(d.status_col, std::string());
+  write_block(d.points, d.ptype, {row}, {1}, prow.data(), path_, "points");
+  checked_flush(open_->file, path_);
+  prow.set(d.status_col, rec.status);
+  write_block(d.points, d.ptype, {row}, {1}, prow.data(), path_, "points status");
+  checked_flush(open_->file, path_);
 }
 
 void ResultFile::finish(const std::string& state, const std::string& end_utc) {
   QuietHdf5 quiet;
+  close_open();
   Staged staged(path_);
   {
     Id f = open_rw(staged.tmp());

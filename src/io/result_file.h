@@ -3,10 +3,12 @@
 // benchmark's datasets are allocated in full when its first point is written (one row per sweep
 // point); a point then writes its rows in place, at fixed offsets, and changes no HDF5 metadata,
 // so its cost does not grow with the file and a kill at any moment leaves a file that opens
-// with every completed point (docs/reliability.md).
+// with every completed point (docs/reliability.md). Between points the file and the datasets
+// stay open, so a point is its raw writes only; a whole-file change closes them first.
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,21 +84,36 @@ class ResultFile {
   void write_system(const std::vector<DeviceInfo>& ranks);
   // Replaces /ceilings with these rows (every rank's).
   void write_ceilings(const std::vector<Ceiling>& rows);
-  // Writes the point's rows at row rec.point.index (allocating the benchmark's datasets first
-  // when this is its first point): samples and rank_stats, then the points row with an empty
-  // status, then its status, which marks the point complete. A point written again (resumed
-  // after a kill before its status) overwrites its rows.
+  // Writes the point's rows at row rec.round * sweep_size + rec.point.index (allocating the
+  // benchmark's datasets first when this is its first point): samples and rank_stats, then the
+  // points row with an empty status, then its status, which marks the point complete. A point
+  // written again (resumed after a kill before its status) overwrites its rows. The file and the
+  // benchmark's datasets are opened by the first append and stay open for the next ones.
   void append(const BenchmarkInfo& b, const PointRecord& rec);
   // Sets end time and final state ("complete", "interrupted", "failed").
   void finish(const std::string& state, const std::string& end_utc);
   const std::string& path() const { return path_; }
+  // Closes the file and the datasets appends keep open; the next append opens them again.
+  // HDF5 shares one open file per process, so code of this process that reads the file while
+  // points are being written (a test) closes it first.
+  void close() { close_open(); }
+
+  ResultFile(ResultFile&&) noexcept;
+  ResultFile& operator=(ResultFile&&) noexcept;
+  ResultFile(const ResultFile&) = delete;
+  ResultFile& operator=(const ResultFile&) = delete;
+  ~ResultFile();  // closes the file if a point left it open
 
  private:
-  explicit ResultFile(std::string path, int world) : path_(std::move(path)), world_(world) {}
+  struct Open;  // the file and the datasets appends write to, kept open between points
+  ResultFile(std::string path, int world);
   void create_benchmark(const BenchmarkInfo& b);
+  // Closes what appends left open: before a whole-file change, whose copy replaces the file.
+  void close_open();
   std::string path_;
   int world_ = 1;
   std::set<std::string> ready_;  // benchmarks whose datasets exist in the file
+  std::unique_ptr<Open> open_;
 };
 
 // Schema check used by readers: "" when the file is a genbench result file this build can

@@ -245,7 +245,8 @@ def test_genbench_step_and_a_stop_signal_during_start_up(tmp_path, when):
         assert step.returncode == 130, err
         with h5py.File(out, "r") as f:
             assert f.attrs["state"] == "interrupted", err
-            done = int(np.sum(f["benchmarks/gemm/points"]["status"] != b""))
+            # stopped before its first point: the benchmark's datasets are made by that point
+            done = int(np.sum(f["benchmarks/gemm/points"]["status"] != b"")) if "benchmarks/gemm" in f else 0
         assert done < 10, f"{done} of 10 points\n{err}"
     else:
         # the signal came before the launch: no ranks are started
