@@ -13,7 +13,9 @@
 #                        the processes they start, the two Slurm tests on a job's time limit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$SECONDS
 scripts/install-deps.sh
+t_deps=$SECONDS
 build=build-test
 args=(-DGENBENCH_WARNINGS_AS_ERRORS=ON -DGENBENCH_CUDA_ARCHITECTURES="${GENBENCH_TEST_CUDA_ARCHS:-90a}")
 probe=$(mktemp)
@@ -25,6 +27,9 @@ else
 fi
 rm -f "$probe"
 scripts/build.sh "$build" "${args[@]}"
+t_build=$SECONDS
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 cd "$build"
+# ctest's own last line gives the tests' time
+echo "test.sh: packages $((t_deps - t0)) s, configure and build $((t_build - t_deps)) s"
 exec ctest --output-on-failure --timeout 900 -j "${GENBENCH_TEST_JOBS:-$(($(nproc) + 1))}"

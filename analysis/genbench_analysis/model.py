@@ -11,6 +11,10 @@ own and labels it with tags (Benchmark.tags). Nothing here names an op; only the
   layer_parts           the parts a complete layer has, joined by '+', so absent ones are reported
                         (continued in layer_parts_2, layer_parts_3, ...: a tag value holds 64 characters)
   left_out              parts no op measures, joined by '+' (reported as left out, never counted)
+  per                   'step': the part runs once a step (embedding, final norm, LM head), not once a
+                        layer; step = layers x layer + these parts
+  ranks                 ranks the part needs (a tensor-parallel collective: the TP degree); in a file
+                        of fewer ranks it is reported missing, with the bytes it would move, not counted
   replaces              (alternative parts) '+'-joined parts whose single runs this one replaces in
                         the overlapped sum (a GEMM and its collective measured overlapped)
   time                  the column holding the part's time (default time_median_s)
@@ -34,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 GROUP_TAGS = ("model", "phase", "tp")
-PART_TAGS = {"part", "count", "layer_parts", "left_out", "replaces", "time", "layers", "tokens"}
+PART_TAGS = {"part", "count", "layer_parts", "left_out", "replaces", "time", "layers", "tokens", "per", "ranks"}
 
 
 def _is_part_tag(name: str) -> bool:
@@ -61,12 +65,14 @@ class Composition:
     """The composition of one result file.
 
     layers  one row per layer: model, phase, tp, its scenario keys, tokens, layers, parts_s (sum of
-            the parts that ran ok), layer_s (that sum when the layer is complete, else NaN),
+            the per-layer parts that ran ok), layer_s (that sum when the layer is complete, else NaN),
             layer_overlapped_s (with the measured overlaps applied, where the file has them),
-            step_s, s_per_token, tokens_per_s, tokens_per_card_s (tokens/s per card), complete, missing
-    parts   one row per (layer, part): part, status (ok, missing, not run, failed, unsupported,
-            ambiguous, left out, overlap), benchmark, impl, count, time_s (one run), total_s
-            (count x time_s), reason
+            step_parts_s (the parts run once a step), step_s (layers x layer_s + step_parts_s),
+            s_per_token, tokens_per_s, tokens_per_card_s (tokens/s per card), complete, missing
+    parts   one row per (layer, part): part, per ('layer' or 'step'), status (ok, missing, not run,
+            failed, unsupported, ambiguous, left out, overlap), benchmark, impl, count, time_s (one
+            run), total_s (count x time_s), share (of the step: total_s x layers / step_s for a
+            per-layer part, total_s / step_s for a per-step part), reason
     """
 
     path: str
@@ -105,10 +111,20 @@ def _sort_key(v):
         return (1, 0.0, str(v))
 
 
-def _part_time(result, bname: str, tags: Dict[str, str]):
+def _part_time(result, bname: str, tags: Dict[str, str], world_size: Optional[int] = None):
     """(status, impl, time_s, reason) of one part's benchmark: the fastest point that ran ok."""
     col = tags.get("time", DEFAULT_TIME)
     t = result.table(bname)
+    if "ranks" in tags and world_size is not None:
+        need = _num(tags["ranks"], f"{result.path}: benchmark {bname!r}: tag ranks")
+        if world_size < need:
+            moved = ""
+            if not t.empty and "bytes" in t:
+                b = pd.to_numeric(t["bytes"], errors="coerce").dropna()
+                if not b.empty:
+                    moved = f"; it would move {float(b.iloc[0]):.4g} bytes a call"
+            return ("missing", "", math.nan,
+                    f"needs {int(need)} ranks, the file ran on {world_size}{moved} (run it with mpirun -np {int(need)})")
     if t.empty:
         return "not run", "", math.nan, "no point of the benchmark ran (the run stopped before it?)"
     ok = t[t["status"] == "ok"]
@@ -194,28 +210,34 @@ def _layer(result, gkey, layer: Dict[str, str], members):
     def one(part: str):
         found = [(n, t) for n, t in match if t["part"] == part]
         if not found:
-            return {"part": part, "status": "missing", "benchmark": "", "impl": "", "count": math.nan,
+            return {"part": part, "per": "layer", "status": "missing", "benchmark": "", "impl": "", "count": math.nan,
                     "time_s": math.nan, "total_s": math.nan, "reason": "no benchmark of the file is this part"}, None
         if len(found) > 1:
-            return {"part": part, "status": "ambiguous", "benchmark": ", ".join(n for n, _ in found), "impl": "",
+            return {"part": part, "per": "layer", "status": "ambiguous", "benchmark": ", ".join(n for n, _ in found),
+                    "impl": "",
                     "count": math.nan, "time_s": math.nan, "total_s": math.nan,
                     "reason": "several benchmarks match this layer and part; none is counted"}, None
         n, t = found[0]
         count = _num(t.get("count", 1), f"{result.path}: benchmark {n!r}: tag count")
-        status, impl, time_s, reason = _part_time(result, n, t)
-        return {"part": part, "status": status, "benchmark": n, "impl": impl, "count": count, "time_s": time_s,
-                "total_s": count * time_s if status == "ok" else math.nan, "reason": reason}, t
+        ws = result.attrs.get("world_size")
+        status, impl, time_s, reason = _part_time(result, n, t, int(ws) if ws not in (None, "") else None)
+        per = str(t.get("per", "layer"))
+        if per not in ("layer", "step"):
+            raise ModelError(f"{result.path}: benchmark {n!r}: tag per is {per!r}; 'layer' or 'step'")
+        return {"part": part, "per": per, "status": status, "benchmark": n, "impl": impl, "count": count,
+                "time_s": time_s, "total_s": count * time_s if status == "ok" else math.nan, "reason": reason}, t
 
     prows = []
     for part in expected:
         row, _ = one(part)
         prows.append(row)
     for part in left_out:
-        prows.append({"part": part, "status": "left out", "benchmark": "", "impl": "", "count": math.nan,
+        prows.append({"part": part, "per": "layer", "status": "left out", "benchmark": "", "impl": "", "count": math.nan,
                       "time_s": math.nan, "total_s": math.nan, "reason": "no op measures it (docs/models.md)"})
     measured = [r for r in prows if r["status"] != "left out"]
     complete = bool(measured) and all(r["status"] == "ok" for r in measured)
-    parts_s = float(sum(r["total_s"] for r in measured if r["status"] == "ok"))
+    parts_s = float(sum(r["total_s"] for r in measured if r["status"] == "ok" and r["per"] == "layer"))
+    step_parts_s = float(sum(r["total_s"] for r in measured if r["status"] == "ok" and r["per"] == "step"))
     layer_s = parts_s if complete else math.nan
 
     overlapped = math.nan
@@ -242,12 +264,16 @@ def _layer(result, gkey, layer: Dict[str, str], members):
         return _num(vals.pop(), f"{result.path}: tag {name}") if vals else math.nan
 
     tokens, nlayers = numtag("tokens"), numtag("layers")
-    step = nlayers * layer_s
+    step = nlayers * layer_s + (step_parts_s if complete else math.nan)
+    for r in prows:
+        mult = nlayers if r["per"] == "layer" else 1.0
+        r["share"] = r["total_s"] * mult / step if math.isfinite(step) and step > 0 else math.nan
     lrow = dict(base)
     lrow.update({"tokens": tokens, "layers": nlayers, "parts_s": parts_s, "layer_s": layer_s,
-                 "layer_overlapped_s": overlapped, "step_s": step, "s_per_token": step / tokens,
+                 "layer_overlapped_s": overlapped, "step_parts_s": step_parts_s, "step_s": step,
+                 "s_per_token": step / tokens,
                  "tokens_per_s": tokens / step, "tokens_per_card_s": tokens / step / tp_n,
-                 "tokens_per_card_s_overlapped": tokens / (nlayers * overlapped) / tp_n,
+                 "tokens_per_card_s_overlapped": tokens / (nlayers * overlapped + step_parts_s) / tp_n,
                  "complete": complete,
                  "missing": sum(r["status"] not in ("ok", "left out") for r in measured)})
     for r in prows:
@@ -327,12 +353,33 @@ def _layer_view(c: Composition) -> pd.DataFrame:
     out["layer_ms"] = df["layer_s"] * 1e3
     out["parts_ms"] = df["parts_s"] * 1e3
     out["overlapped_ms"] = df["layer_overlapped_s"] * 1e3
+    out["per_step_ms"] = df["step_parts_s"] * 1e3
     out["step_ms"] = df["step_s"] * 1e3
     out["ms/token"] = df["s_per_token"] * 1e3
     out["tok/s"] = df["tokens_per_s"]
     out["tok/s/card"] = df["tokens_per_card_s"]
     out["missing"] = df["missing"]
     return out
+
+
+def _share_view(c: Composition) -> pd.DataFrame:
+    """One row per layer, one column per part: its share of the step in percent (a per-layer
+    part's count x time x layers, a per-step part's time, over the step); '-' where the layer is
+    incomplete or the layer lacks the part."""
+    if c.parts.empty or "share" not in c.parts:
+        return pd.DataFrame()
+    keys = [k for k in ["model", "phase", "tp"] + c.keys if k in c.parts]
+    p = c.parts[c.parts["status"] == "ok"].copy()
+    if p.empty:
+        return pd.DataFrame()
+    p["share"] = p["share"] * 100
+    for k in keys:  # a key a layer does not have (a prefill's cache) would drop the row
+        p[k] = p[k].where(p[k].notna(), "-").astype(str)
+    rows = {}
+    for _, r in p.iterrows():
+        rows.setdefault(tuple(r[k] for k in keys), {})[r["part"]] = r["share"]
+    order = list(dict.fromkeys(p["part"]))
+    return pd.DataFrame([dict(zip(keys, key), **{o: v.get(o, math.nan) for o in order}) for key, v in rows.items()])
 
 
 def _issue_view(c: Composition) -> pd.DataFrame:
@@ -366,9 +413,12 @@ def format_model(comps: Sequence[Composition], fmt: str = "text") -> str:
         out.append(head(f"[{i}] {c.label}"))
         for n in c.notes:
             out.append(f"note: {n}\n")
-        out.append("Layer time = sum over its parts of count x median time; step = layers x layer; "
+        out.append("Layer time = sum over its parts of count x median time; step = layers x layer + the parts run "
+                   "once a step (per_step_ms); "
                    "tok/s/card = tokens per step / step / tp. '-': the layer misses a part (below).\n")
         out.append(_table(_layer_view(c), fmt))
+        out.append("\n" + head(f"[{i}] share of the step per part, % (per-layer parts x layers, per-step parts once)"))
+        out.append(_table(_share_view(c), fmt))
         out.append("\n" + head(f"[{i}] parts not counted (missing, failed, unsupported, left out)"))
         out.append(_table(_issue_view(c), fmt))
         out.append("\n")
@@ -381,8 +431,9 @@ def format_model(comps: Sequence[Composition], fmt: str = "text") -> str:
 # --- plot ------------------------------------------------------------------------------------
 
 def plot_layer_breakdown(comps: Sequence[Composition], max_bars: int = 40):
-    """A stacked horizontal bar per layer: each part's share of the layer's time (count x time),
-    the layer's time at the bar's end; a layer with parts not counted is labelled so."""
+    """A stacked horizontal bar per layer: each part's share of the step (count x time x layers for a
+    per-layer part, its time for a per-step part), the step's time at the bar's end; a layer with
+    parts not counted is labelled so."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -412,21 +463,24 @@ def plot_layer_breakdown(comps: Sequence[Composition], max_bars: int = 40):
             for k in ["tp"] + keys:
                 sel &= c.parts[k] == lay[k]
             pr = c.parts[sel]
-            total = float(lay["parts_s"])
+            nl = float(lay["layers"]) if math.isfinite(float(lay["layers"])) else 1.0
+            mult = {"layer": nl, "step": 1.0}
+            total = sum(r["total_s"] * mult.get(r.get("per", "layer"), nl) for _, r in pr.iterrows())
             left = 0.0
             for _, r in pr.iterrows():
-                share = r["total_s"] / total if total > 0 else 0
+                share = r["total_s"] * mult.get(r.get("per", "layer"), nl) / total if total > 0 else 0
                 ax.barh(y, share, left=left, color=color[r["part"]], edgecolor="white", linewidth=0.5,
                         label=r["part"])
                 left += share
-            txt = f"{lay['layer_s'] * 1e3:.3g} ms" if lay["complete"] else \
+            txt = f"step {lay['step_s'] * 1e3:.3g} ms" if lay["complete"] else \
                 f"incomplete: {int(lay['missing'])} not counted ({total * 1e3:.3g} ms measured)"
             ax.text(1.01, y, txt, va="center", fontsize=7)
         ax.set_yticks(range(len(d)))
         ax.set_yticklabels(labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_title(f"{model} {phase}: share of a layer's time per part \u2014 {c.label}", fontsize=9)
+        ax.set_title(f"{model} {phase}: share of a step's time per part (layers x per-layer parts, per-step "
+                     f"parts once) \u2014 {c.label}", fontsize=9)
         h, l = ax.get_legend_handles_labels()
         uniq = dict(zip(l, h))
         ax.legend(uniq.values(), uniq.keys(), fontsize=7, ncol=min(6, len(uniq)), loc="upper center",

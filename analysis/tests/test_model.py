@@ -39,7 +39,7 @@ def _needs(ops):
 
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
-    _needs(["gemm", "w4a16", "attention", "decode", "collective", "overlap"])
+    _needs(["gemm", "w4a16", "attention", "decode", "collective", "overlap", "pointwise"])
     d = tmp_path_factory.mktemp("model")
     return run_genbench_config(CONFIG, d / "tiny_a.h5"), run_genbench_config(CONFIG, d / "tiny_b.h5")
 
@@ -91,17 +91,28 @@ def test_layers_are_the_sums_of_their_parts(model_files):
     for seq in (32, 64):
         s = str(seq)
         by_hand = (m[f"p-qkv-bf16-{s}"][1] + m[f"p-o-bf16-{s}"][1] + m[f"p-gate-up-bf16-{s}"][1]
-                   + m[f"p-down-bf16-{s}"][1] + m[f"p-attention-{s}"][1] + 2 * m[f"p-all-reduce-{s}"][1])
+                   + m[f"p-down-bf16-{s}"][1] + m[f"p-attention-{s}"][1] + 2 * m[f"p-all-reduce-{s}"][1]
+                   + 2 * m[f"p-norm-{s}"][1] + m[f"p-rope-{s}"][1] + m[f"p-silu-{s}"][1])
+        once = m[f"p-embedding-{s}"][1] + m[f"p-lm-head-{s}"][1]  # per step, not per layer
+        step = 4 * by_hand + once
         lay = _layer(comp, phase="prefill", precision="bf16", seq=s)
         assert lay["complete"] and lay["missing"] == 0
         assert lay["layer_s"] == pytest.approx(by_hand, rel=1e-12)
-        assert lay["step_s"] == pytest.approx(4 * by_hand, rel=1e-12)
-        assert lay["s_per_token"] == pytest.approx(4 * by_hand / seq, rel=1e-12)
-        assert lay["tokens_per_s"] == pytest.approx(seq / (4 * by_hand), rel=1e-12)
-        assert lay["tokens_per_card_s"] == pytest.approx(seq / (4 * by_hand) / 2, rel=1e-12)
+        assert lay["step_parts_s"] == pytest.approx(once, rel=1e-12)
+        assert lay["step_s"] == pytest.approx(step, rel=1e-12)
+        assert lay["s_per_token"] == pytest.approx(step / seq, rel=1e-12)
+        assert lay["tokens_per_s"] == pytest.approx(seq / step, rel=1e-12)
+        assert lay["tokens_per_card_s"] == pytest.approx(seq / step / 2, rel=1e-12)
+        parts = _parts(comp, phase="prefill", precision="bf16", seq=s)
+        ok = parts[parts["status"] == "ok"]
+        assert ok["share"].sum() == pytest.approx(1.0, rel=1e-9)
+        assert parts.loc["add_rmsnorm", "share"] == pytest.approx(4 * 2 * m[f"p-norm-{s}"][1] / step, rel=1e-12)
+        assert parts.loc["lm_head", "per"] == "step"
+        assert parts.loc["lm_head", "share"] == pytest.approx(m[f"p-lm-head-{s}"][1] / step, rel=1e-12)
         if seq == 32:  # the overlapped o + all_reduce replaces one of each
             ov = by_hand - m["p-o-bf16-32"][1] - m["p-all-reduce-32"][1] + m["p-o-ar-bf16-32"][2]
             assert lay["layer_overlapped_s"] == pytest.approx(ov, rel=1e-12)
+            assert lay["tokens_per_card_s_overlapped"] == pytest.approx(seq / (4 * ov + once) / 2, rel=1e-12)
             assert _parts(comp, phase="prefill", precision="bf16", seq="32").loc["o_all_reduce", "time_s"] == \
                 m["p-o-ar-bf16-32"][2]
         else:
@@ -116,7 +127,7 @@ def test_layers_are_the_sums_of_their_parts(model_files):
     assert parts.loc["all_reduce", "count"] == 2
     assert parts.loc["all_reduce", "total_s"] == pytest.approx(2 * m["p-all-reduce-32"][1], rel=1e-12)
     # parts no op measures are listed as left out, with no time
-    assert parts.loc["rmsnorm", "status"] == "left out" and math.isnan(parts.loc["rmsnorm", "total_s"])
+    assert parts.loc["sampling", "status"] == "left out" and math.isnan(parts.loc["sampling", "total_s"])
 
 
 def test_missing_and_unsupported_parts_are_reported_not_zero(model_files):
@@ -127,7 +138,7 @@ def test_missing_and_unsupported_parts_are_reported_not_zero(model_files):
     assert lay["seq"] == "32" and not lay["complete"] and lay["missing"] == 2
     assert math.isnan(lay["layer_s"]) and math.isnan(lay["tokens_per_s"]) and math.isnan(lay["step_s"])
     measured = (m["p-qkv-int4-32"][1] + m["p-down-int4-32"][1] + m["p-attention-32"][1]
-                + 2 * m["p-all-reduce-32"][1])
+                + 2 * m["p-all-reduce-32"][1] + 2 * m["p-norm-32"][1] + m["p-rope-32"][1] + m["p-silu-32"][1])
     assert lay["parts_s"] == pytest.approx(measured, rel=1e-12)
     parts = _parts(comp, phase="prefill", precision="int4")
     assert parts.loc["gate_up", "status"] == "missing"
@@ -175,6 +186,30 @@ def test_failed_not_run_and_deleted_parts(model_files, tmp_path):
     assert _layer(comp, phase="decode", cache="64")["complete"]
 
 
+def test_collectives_on_fewer_ranks_than_tp_are_missing_with_their_bytes(model_files, tmp_path):
+    def one_rank(f):
+        f.attrs["world_size"] = 1
+
+    comp = gm.compose(ga.load(_edited(model_files[0], tmp_path / "one-rank.h5", one_rank)))
+    parts = _parts(comp, phase="prefill", precision="bf16", seq="32")
+    ar = parts.loc["all_reduce"]
+    assert ar["status"] == "missing" and math.isnan(ar["total_s"])
+    assert "needs 2 ranks, the file ran on 1" in ar["reason"] and "4096 bytes" in ar["reason"], ar["reason"]
+    lay = _layer(comp, phase="prefill", precision="bf16", seq="32")
+    assert not lay["complete"] and math.isnan(lay["step_s"])
+    # the overlapped o + all_reduce needs no ranks tag of its own to be refused: the layer is incomplete
+    assert math.isnan(lay["layer_overlapped_s"])
+
+    def bad_per(f):
+        g = f["benchmarks/p-rope-32"]
+        tags = json.loads(g.attrs["tags"])
+        tags["per"] = "token"
+        g.attrs["tags"] = json.dumps(tags)
+
+    with pytest.raises(gm.ModelError, match="tag per is 'token'"):
+        gm.compose(ga.load(_edited(model_files[0], tmp_path / "bad-per.h5", bad_per)))
+
+
 def test_files_side_by_side_and_command_line(model_files, tmp_path):
     a, b = model_files
     ca, cb = gm.compose(ga.load(a)), gm.compose(ga.load(b))
@@ -190,6 +225,7 @@ def test_files_side_by_side_and_command_line(model_files, tmp_path):
                         "--parts", str(csv)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert p.returncode == 0, p.stderr
     assert "side by side" in p.stdout and "parts not counted" in p.stdout and "unsupported" in p.stdout
+    assert "share of the step per part" in p.stdout and "add_rmsnorm" in p.stdout
     assert png.stat().st_size > 10000
     import pandas as pd
     parts = pd.read_csv(csv)
@@ -208,6 +244,18 @@ def test_model_configs_are_generated():
     p = subprocess.run([sys.executable, os.path.join(MODELS, "generate.py"), "--check"], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     assert p.returncode == 0, p.stdout
+    # every suite measures the whole layer and step: nothing left out, the pointwise parts and the
+    # parts run once a step present, the tensor-parallel collectives tagged with the ranks they need
+    for path in _model_configs():
+        text = open(path).read()
+        assert "left_out" not in text, path
+        for part in ("add_rmsnorm", "rope", "silu_mul", "embedding", "final_norm", "lm_head"):
+            assert f"part: {part}," in text or f"part: experts_{part}," in text, (path, part)
+        assert text.count("per: step") == 3 * (3 if "-prefill" in path else 4), path
+        tp = int(os.path.basename(path).split("-tp")[1].split("-")[0])
+        for line in text.splitlines():
+            if "part: all_reduce," in line or "part: o_all_reduce," in line:
+                assert f"ranks: {tp}" in line, (path, line)
 
 
 @pytest.mark.parametrize("config", [os.path.basename(c) for c in _model_configs()])

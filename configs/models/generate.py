@@ -25,21 +25,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # num_hidden_layers. DeepSeek-V3's MLA fields are its q_lora_rank, kv_lora_rank, qk_nope_head_dim,
 # qk_rope_head_dim and v_head_dim.
 MODELS = {
-    "llama3-8b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32, tps=[1]),
-    "llama3-70b": dict(hidden=8192, heads=64, kv_heads=8, head_dim=128, inter=28672, layers=80, tps=[1, 2, 4, 8]),
-    "mixtral-8x7b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32,
+    "llama3-8b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32, vocab=128256,
+                      tps=[1]),
+    "llama3-70b": dict(hidden=8192, heads=64, kv_heads=8, head_dim=128, inter=28672, layers=80, vocab=128256,
+                       tps=[1, 2, 4, 8]),
+    "mixtral-8x7b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32, vocab=32000,
                          experts=8, top_k=2, tps=[1, 2]),
     "deepseek-v3": dict(hidden=7168, heads=128, layers=61, inter=2048, experts=256, top_k=8, shared_experts=1,
-                        q_lora=1536, kv_lora=512, qk_nope=128, qk_rope=64, v_dim=128, tps=[8]),
+                        vocab=129280, q_lora=1536, kv_lora=512, qk_nope=128, qk_rope=64, v_dim=128, tps=[8]),
 }
 
 PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
 DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
 PRECISIONS = ["bf16", "fp8", "int4"]
-LEFT_OUT = "rmsnorm+rope+silu_mul+residual+embedding+lm_head"
 
 GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3",
-            "grouped_gemm": "cublas_grouped", "collective": "nccl", "overlap": "cuda"}
+            "grouped_gemm": "cublas_grouped", "collective": "nccl", "overlap": "cuda", "pointwise": "cuda"}
 TIMING = "{warmup: 3, min_iterations: 5, max_iterations: 100, min_time: 0.01, max_time: 0.3, target_noise: 0.02}"
 
 
@@ -87,6 +88,41 @@ def expert_parts(cfg, tp, tokens):
             ("experts_down", "grouped_gemm", dict(common, n=h, k=inter // tp))]
 
 
+def pointwise_parts(cfg, tp, tokens):
+    """The memory-bound parts of one layer (pointwise op, bf16 in every precision variant): the
+    residual add fused with the norm before attention and before the MLP (count 2), rotary
+    embedding of Q and K, SiLU x up of the MLP (of the routed experts' rows and the shared
+    expert's in MoE), and MLA's norms of its low-rank query and latent."""
+    h = cfg["hidden"]
+    out = [("add_rmsnorm", dict(kind="add_rmsnorm", rows=tokens, hidden=h, dtype="bf16"), 2)]
+    if "q_lora" in cfg:
+        out.append(("q_norm", dict(kind="rmsnorm", rows=tokens, hidden=cfg["q_lora"], dtype="bf16"), 1))
+        out.append(("kv_norm", dict(kind="rmsnorm", rows=tokens, hidden=cfg["kv_lora"], dtype="bf16"), 1))
+        rope = dict(heads=cfg["heads"] // tp, heads_kv=1, head_dim=cfg["qk_rope"])  # the shared k_pe
+    else:
+        rope = dict(heads=cfg["heads"] // tp, heads_kv=max(1, cfg["kv_heads"] // tp), head_dim=cfg["head_dim"])
+    out.append(("rope", dict(kind="rope", rows=tokens, **rope, dtype="bf16"), 1))
+    if "experts" in cfg:
+        out.append(("experts_silu_mul", dict(kind="silu_mul", rows=tokens * cfg["top_k"], hidden=cfg["inter"] // tp,
+                                             dtype="bf16"), 1))
+        if cfg.get("shared_experts"):
+            out.append(("shared_silu_mul", dict(kind="silu_mul", rows=tokens,
+                                                hidden=cfg["inter"] * cfg["shared_experts"] // tp, dtype="bf16"), 1))
+    else:
+        out.append(("silu_mul", dict(kind="silu_mul", rows=tokens, hidden=cfg["inter"] // tp, dtype="bf16"), 1))
+    return out
+
+
+def step_parts(cfg, tp, tokens, logits):
+    """Parts that run once a step, not once a layer (tag per: step): the embedding gather, the
+    final norm, and the LM head (vocab-parallel: n = vocab / TP) on the `logits` rows that are
+    sampled (the last token of each sequence), bf16 in every variant."""
+    h, v = cfg["hidden"], cfg["vocab"]
+    return [("embedding", "pointwise", dict(kind="embedding", rows=tokens, hidden=h, vocab=v, dtype="bf16")),
+            ("final_norm", "pointwise", dict(kind="rmsnorm", rows=tokens, hidden=h, dtype="bf16")),
+            ("lm_head", "gemm", dict(m=logits, n=v // tp, k=h, trans_b="t", dtype="bf16", cache="cold"))]
+
+
 def attention_part(cfg, tp, seq):
     if "q_lora" in cfg:  # MLA as multi-head attention over head_dim 128 (docs/models.md)
         heads, kv, d = cfg["heads"] // tp, cfg["heads"] // tp, 128
@@ -109,8 +145,10 @@ def expected_parts(cfg, tp, phase):
     names = [p for p, _, _ in dense_parts("", cfg, tp, 1, "bf16")] + ["attention"]
     if "experts" in cfg:
         names += ["experts_gate_up", "experts_down"]
+    names += [p for p, _, _ in pointwise_parts(cfg, tp, 1)]
     if tp > 1:
         names.append("all_reduce")
+    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)]
     # tag values hold 64 characters: the list continues in layer_parts_2, _3, ...
     chunks, cur = [], ""
     for n in names:
@@ -146,7 +184,6 @@ def suite(model, cfg, tp, phase):
         tags.update(scen)
         tags.update(part=part, count=count)
         tags.update(parts)
-        tags["left_out"] = LEFT_OUT
         tags.update(extra or {})
         label = "-".join([part.replace("_", "-")] + ([precision] if precision else [])
                          + [f"{k}{v}" for k, v in scen.items() if k != "tokens"])
@@ -164,9 +201,15 @@ def suite(model, cfg, tp, phase):
         if "experts" in cfg:
             for part, op, axes in expert_parts(cfg, tp, tokens):
                 add(part, op, axes, scen, "bf16")
+        for part, axes, count in pointwise_parts(cfg, tp, tokens):
+            add(part, "pointwise", axes, scen, count=count)
+        # prefill: one sequence, whose last token is sampled; decode: every sequence's new token
+        for part, op, axes in step_parts(cfg, tp, tokens, 1 if phase == "prefill" else tokens):
+            add(part, op, axes, scen, extra=dict(per="step"))
         if tp > 1:
+            # needs the TP degree's ranks: on fewer, the analysis reports it missing with its bytes
             add("all_reduce", "collective", dict(collective="all_reduce", bytes=tokens * h * 2, dtype="bf16"),
-                scen, count=2)
+                scen, count=2, extra=dict(ranks=tp))
         if phase == "prefill":
             add(*attention_part(cfg, tp, tokens), scen)
             if tp > 1 and "experts" not in cfg:
@@ -176,7 +219,7 @@ def suite(model, cfg, tp, phase):
                 add("o_all_reduce", "overlap",
                     dict(m=o["m"], n=o["n"], k=o["k"], dtype="bf16", collective="all_reduce",
                          bytes=tokens * h * 2, coll_dtype="bf16", chunks=4),
-                    scen, "bf16", extra=dict(replaces="o+all_reduce", time="t_both_s"))
+                    scen, "bf16", extra=dict(replaces="o+all_reduce", time="t_both_s", ranks=tp))
     if phase == "decode":
         for b, c in DECODE:
             add(*decode_part(cfg, tp, b, c), dict(batch=b, cache=c, tokens=b))

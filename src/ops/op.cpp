@@ -5,6 +5,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/strings.h"
 #include "ops/implementation.h"
 
@@ -57,6 +58,20 @@ std::string Op::describe(const Point& p) const {
     out += ax[i].name + "=" + to_string(p.values[i]);
   }
   return out;
+}
+
+Point point_of(const Op& op, const std::string& impl, const std::vector<std::pair<std::string, AxisValue>>& values) {
+  Point p;
+  p.impl = impl;
+  for (const auto& a : op.axes()) p.values.push_back(a.default_value);
+  for (const auto& [name, v] : values) {
+    const std::size_t i = op.axis_index(name);
+    if (i >= p.values.size()) throw Error("op " + op.name() + " has no axis " + name);
+    if (v.index() != p.values[i].index())
+      throw Error("op " + op.name() + ": axis " + name + " takes another kind of value than " + to_string(v));
+    p.values[i] = v;
+  }
+  return p;
 }
 
 std::string Op::skip_reason(const Point&, int) const { return ""; }

@@ -134,6 +134,11 @@ const std::vector<const Op*>& all_ops();
 const Op* find_op(const std::string& name);
 std::vector<std::string> op_names();
 
+// A point of `op` for implementation `impl`: every axis at its default, then the named ones set
+// (an op composed of other ops' points builds them so). Throws Error naming an unknown axis or a
+// value of the wrong kind.
+Point point_of(const Op& op, const std::string& impl, const std::vector<std::pair<std::string, AxisValue>>& values);
+
 // A metric's value for a point, with the convention that a rate that does not apply is NaN.
 double metric_value(const MetricSpec& m, const Work& w, double seconds);
 // "724.1 TFLOP/s", "3.41 TB/s"... for progress lines; "" when NaN.

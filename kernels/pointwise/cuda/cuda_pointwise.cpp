@@ -1,0 +1,146 @@
+// pointwise/cuda on the cuda backend: our kernels (pointwise_kernels.h) on device buffers filled
+// on the GPU. Validation refills the inputs (rope and add_rmsnorm update theirs in place), reads
+// the sampled rows' inputs back, poisons the outputs, runs once and checks the rows' outputs
+// against double math (kernels/pointwise/common).
+#include <memory>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/convert.h"
+#include "backend/cuda/cuda_backend.h"
+#include "kernels/common/device_fill.h"
+#include "kernels/pointwise/common/pointwise_reference.h"
+#include "kernels/pointwise/cuda/pointwise_kernels.h"
+#include "ops/implementation.h"
+
+namespace genbench {
+
+namespace {
+
+class PointwiseCudaCase final : public Case {
+ public:
+  PointwiseCudaCase(const PointwiseShape& s, Context& ctx) : s_(s), seed_(ctx.seed) {
+    auto& be = cuda_backend_of(ctx.backend);
+    stream_ = be.stream();
+    const std::size_t e = dtype_size(s.dtype);
+    const auto n = [](std::int64_t r, std::int64_t w) { return static_cast<std::size_t>(r * w); };
+    a_elems_ = s.kind == PointwiseKind::embedding ? n(s.vocab, s.hidden) : n(s.rows, s.in_width());
+    a_ = ctx.backend.allocate(e * a_elems_);
+    if (s.kind == PointwiseKind::add_rmsnorm) b_ = ctx.backend.allocate(e * n(s.rows, s.hidden));
+    if (s.kind != PointwiseKind::rope) y_ = ctx.backend.allocate(e * n(s.rows, s.out_width()));
+    if (s.kind == PointwiseKind::rmsnorm || s.kind == PointwiseKind::add_rmsnorm) {
+      w_ = ctx.backend.allocate(e * static_cast<std::size_t>(s.hidden));
+      fill_normal_device(w_.get(), s.hidden, seed_ + 3, s.dtype, 1.0f, stream_);
+      weight_ = read(w_, 0, s.hidden);
+    }
+    if (s.kind == PointwiseKind::rope) {
+      pointwise::rope_table(s.head_dim, cos_, sin_);
+      cos_d_ = ctx.backend.allocate(cos_.size() * sizeof(float));
+      sin_d_ = ctx.backend.allocate(sin_.size() * sizeof(float));
+      GENBENCH_CHECK_CUDA(cudaMemcpy(cos_d_.get(), cos_.data(), cos_.size() * sizeof(float), cudaMemcpyHostToDevice));
+      GENBENCH_CHECK_CUDA(cudaMemcpy(sin_d_.get(), sin_.data(), sin_.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    if (s.kind == PointwiseKind::rope || s.kind == PointwiseKind::embedding) {
+      index_.resize(static_cast<std::size_t>(s.rows));
+      for (std::int64_t r = 0; r < s.rows; ++r)
+        index_[static_cast<std::size_t>(r)] = s.kind == PointwiseKind::rope ? pointwise::position(seed_, r)
+                                                                            : pointwise::token_id(seed_, r, s.vocab);
+      index_d_ = ctx.backend.allocate(index_.size() * sizeof(std::int32_t));
+      GENBENCH_CHECK_CUDA(cudaMemcpy(index_d_.get(), index_.data(), index_.size() * sizeof(std::int32_t),
+                                     cudaMemcpyHostToDevice));
+    }
+    fill_inputs();
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+  }
+
+  void run() override {
+    using namespace pointwise;
+    switch (s_.kind) {
+      case PointwiseKind::rmsnorm:
+      case PointwiseKind::add_rmsnorm:
+        rmsnorm(a_.get(), b_.get(), w_.get(), y_.get(), s_.rows, s_.hidden, PointwiseShape::kEps, s_.dtype, stream_);
+        break;
+      case PointwiseKind::rope:
+        pointwise::rope(a_.get(), index_d_.as<std::int32_t>(), cos_d_.as<float>(), sin_d_.as<float>(), s_.rows,
+                        s_.rope_width(), s_.head_dim, s_.dtype, stream_);
+        break;
+      case PointwiseKind::silu_mul:
+        pointwise::silu_mul(a_.get(), y_.get(), s_.rows, s_.hidden, s_.dtype, stream_);
+        break;
+      case PointwiseKind::embedding:
+        pointwise::embedding(index_d_.as<std::int32_t>(), a_.get(), y_.get(), s_.rows, s_.hidden, s_.dtype, stream_);
+        break;
+    }
+  }
+
+  Validation validate() override {
+    fill_inputs();
+    const auto rows = pointwise::sample_rows(s_.rows);
+    std::vector<pointwise::Sample> samples(rows.size());
+    const std::int64_t h = s_.hidden, iw = s_.in_width(), ow = s_.out_width();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto& x = samples[i];
+      const std::int64_t r = x.row = rows[i];
+      const std::int64_t src = s_.kind == PointwiseKind::embedding ? index_[static_cast<std::size_t>(r)] : r;
+      x.in_a = read(a_, src * iw, iw);
+      if (b_.get()) x.in_b = read(b_, r * h, h);
+      if (s_.kind == PointwiseKind::rope) {
+        const std::int64_t half = s_.head_dim / 2, p = index_[static_cast<std::size_t>(r)];
+        x.in_b.assign(cos_.begin() + p * half, cos_.begin() + (p + 1) * half);
+        x.in_b.insert(x.in_b.end(), sin_.begin() + p * half, sin_.begin() + (p + 1) * half);
+      }
+    }
+    if (y_.get()) GENBENCH_CHECK_CUDA(cudaMemsetAsync(y_.get(), 0xff, y_.bytes(), stream_));  // NaN in fp16 and bf16
+    run();
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    for (auto& x : samples) {
+      x.out_a = read(s_.kind == PointwiseKind::rope ? a_ : y_, x.row * ow, ow);
+      if (b_.get()) x.out_b = read(b_, x.row * h, h);
+    }
+    return pointwise::check_samples(s_, weight_, samples);
+  }
+
+ private:
+  void fill_inputs() {
+    fill_normal_device(a_.get(), static_cast<std::int64_t>(a_elems_), seed_ + 1, s_.dtype, 1.0f, stream_);
+    if (b_.get()) fill_normal_device(b_.get(), s_.rows * s_.hidden, seed_ + 2, s_.dtype, 1.0f, stream_);
+  }
+
+  // Elements [at, at + n) of a device buffer of the point's dtype, as floats.
+  std::vector<float> read(const DeviceBuffer& buf, std::int64_t at, std::int64_t n) const {
+    std::vector<std::uint16_t> raw(static_cast<std::size_t>(n));
+    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(raw.data(), buf.as<std::uint16_t>() + at, raw.size() * 2,
+                                        cudaMemcpyDeviceToHost, stream_));
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    std::vector<float> out(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i)
+      out[i] = static_cast<float>(s_.dtype == DType::bf16 ? convert::from_bf16(raw[i]) : convert::from_fp16(raw[i]));
+    return out;
+  }
+
+  PointwiseShape s_;
+  std::uint64_t seed_;
+  cudaStream_t stream_ = nullptr;
+  std::size_t a_elems_ = 0;
+  DeviceBuffer a_, b_, y_, w_, cos_d_, sin_d_, index_d_;
+  std::vector<float> weight_, cos_, sin_;
+  std::vector<std::int32_t> index_;
+};
+
+class PointwiseCuda final : public Implementation {
+ public:
+  std::string can_implement(const Point& p, const Context&) const override {
+    const auto s = PointwiseShape::from(p);
+    if (s.kind == PointwiseKind::rmsnorm || s.kind == PointwiseKind::add_rmsnorm)
+      return pointwise::rmsnorm_unsupported(s.hidden);
+    return "";
+  }
+  std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
+    return std::make_unique<PointwiseCudaCase>(PointwiseShape::from(p), ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_pointwise_cuda() { return std::make_unique<PointwiseCuda>(); }
+
+}  // namespace genbench

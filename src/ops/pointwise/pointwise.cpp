@@ -1,0 +1,157 @@
+#include "ops/pointwise/pointwise.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace genbench {
+
+namespace {
+const std::vector<std::string>& kind_names() {
+  static const std::vector<std::string> v{"rmsnorm", "add_rmsnorm", "rope", "silu_mul", "embedding"};
+  return v;
+}
+}  // namespace
+
+const char* pointwise_kind_name(PointwiseKind k) { return kind_names()[static_cast<std::size_t>(k)].c_str(); }
+
+PointwiseShape PointwiseShape::from(const Point& p) {
+  namespace a = pointwise_axis;
+  PointwiseShape s;
+  const auto& names = kind_names();
+  s.kind = static_cast<PointwiseKind>(std::find(names.begin(), names.end(), p.choice(a::kind)) - names.begin());
+  s.rows = p.integer(a::rows);
+  s.hidden = p.integer(a::hidden);
+  s.heads = p.integer(a::heads);
+  s.heads_kv = p.integer(a::heads_kv);
+  s.head_dim = p.integer(a::head_dim);
+  s.vocab = p.integer(a::vocab);
+  s.dtype = *parse_dtype(p.choice(a::dtype));
+  return s;
+}
+
+std::int64_t PointwiseShape::in_width() const {
+  switch (kind) {
+    case PointwiseKind::rope:
+      return rope_width();
+    case PointwiseKind::silu_mul:
+      return 2 * hidden;
+    default:
+      return hidden;
+  }
+}
+
+std::int64_t PointwiseShape::out_width() const { return kind == PointwiseKind::rope ? rope_width() : hidden; }
+
+double PointwiseShape::bytes() const {
+  const double e = static_cast<double>(dtype_size(dtype)), r = static_cast<double>(rows),
+               h = static_cast<double>(hidden);
+  switch (kind) {
+    case PointwiseKind::rmsnorm:  // x in, y out, the weights once
+      return e * (2 * r * h + h);
+    case PointwiseKind::add_rmsnorm:  // x and r in, r and y out
+      return e * (4 * r * h + h);
+    case PointwiseKind::rope: {  // Q and K in and out, a position a row, the table rows in use
+      const double table = static_cast<double>(std::min(rows, kPositions)) * static_cast<double>(head_dim) * 4;
+      return e * 2 * r * static_cast<double>(rope_width()) + 4 * r + table;
+    }
+    case PointwiseKind::silu_mul:  // g and u in, y out
+      return e * 3 * r * h;
+    case PointwiseKind::embedding:  // one table row and one id in, one row out, per token
+      return e * 2 * r * h + 4 * r;
+  }
+  return 0;
+}
+
+namespace {
+
+class PointwiseOp final : public Op {
+ public:
+  std::string name() const override { return "pointwise"; }
+
+  std::string summary() const override {
+    return "a layer's memory-bound parts: rmsnorm (residual add fused or not), rope, silu_mul, embedding gather "
+           "(GB/s vs the copy ceiling)";
+  }
+
+  std::vector<AxisSpec> define_axes() const override {
+    namespace a = pointwise_axis;
+    std::vector<AxisSpec> v(a::count);
+    const std::int64_t big = std::int64_t{1} << 24;
+    v[a::kind] = {"kind", AxisType::choice, std::string("rmsnorm"), kind_names(), 0, 0, {}, "which part"};
+    v[a::kind].auto_all = true;
+    v[a::rows] = {"rows", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "tokens (batch x sequence)"};
+    v[a::hidden] = {"hidden", AxisType::size, std::int64_t{4096}, {}, 1, 1 << 20, {},
+                    "row width: hidden size (norms, embedding) or intermediate size (silu_mul)"};
+    v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "rope: query heads"};
+    v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 0, 4096, {}, "rope: key heads (0: none)"};
+    v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 2, 1024, {}, "rope: head dimension, even"};
+    v[a::vocab] = {"vocab", AxisType::size, std::int64_t{128256}, {}, 1, big, {}, "embedding: rows of the table"};
+    v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16"}, 0, 0, {}, "element type"};
+    return v;
+  }
+
+  std::string check(const Point& p, int) const override {
+    const auto s = PointwiseShape::from(p);
+    if (s.kind == PointwiseKind::rope && s.head_dim % 2 != 0)
+      return strprintf("rope needs an even head_dim (pairs i, i + head_dim/2); got %lld",
+                       static_cast<long long>(s.head_dim));
+    return "";
+  }
+
+  Work work(const Point& p, int) const override {
+    const auto s = PointwiseShape::from(p);
+    Work w;
+    w.bytes = s.bytes();
+    w.tokens = static_cast<double>(s.rows);
+    return w;
+  }
+
+  std::vector<MetricSpec> metrics() const override {
+    return {{"GBps", "GB/s", "bytes one call must read and write (docs/pointwise.md) per second, median time",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""}};
+  }
+
+  std::vector<ColumnSpec> effective_columns() const override {
+    return {{"bytes", ColumnType::f64, "B", "bytes one call reads and writes at least"}};
+  }
+  std::vector<ColumnValue> effective(const Point& p, int) const override { return {PointwiseShape::from(p).bytes()}; }
+
+  std::string ceiling(const Point&) const override { return "copy_GBps"; }
+
+  AnalysisHints analysis() const override {
+    AnalysisHints h;
+    h.title = "Memory-bound layer parts: bandwidth against rows";
+    h.x = "rows";
+    h.facets = {"kind", "hidden"};
+    h.ceiling_line = "copy_GBps";
+    return h;
+  }
+
+  std::string describe(const Point& p) const override {
+    const auto s = PointwiseShape::from(p);
+    const auto ll = [](std::int64_t x) { return static_cast<long long>(x); };
+    switch (s.kind) {
+      case PointwiseKind::rope:
+        return strprintf("rope %s rows=%lld h=%lld/%lld d=%lld", dtype_name(s.dtype), ll(s.rows), ll(s.heads),
+                         ll(s.heads_kv), ll(s.head_dim));
+      case PointwiseKind::embedding:
+        return strprintf("embedding %s rows=%lld hidden=%lld vocab=%lld", dtype_name(s.dtype), ll(s.rows),
+                         ll(s.hidden), ll(s.vocab));
+      default:
+        return strprintf("%s %s rows=%lld hidden=%lld", pointwise_kind_name(s.kind), dtype_name(s.dtype), ll(s.rows),
+                         ll(s.hidden));
+    }
+  }
+};
+
+}  // namespace
+
+const Op& pointwise_op() {
+  static const PointwiseOp op;
+  return op;
+}
+
+GENBENCH_REGISTER_OP(pointwise_op)
+
+}  // namespace genbench
