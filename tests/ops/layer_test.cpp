@@ -41,8 +41,9 @@ TEST(LayerOp, PartsOfALlama3Layer) {
   EXPECT_EQ(axis(by["down"], "k"), "14336");
   EXPECT_EQ(axis(by["attention"], "cache"), "8192");
   EXPECT_EQ(axis(by["silu_mul"], "hidden"), "14336");
-  s = LayerShape::from(point_with(layer_op(), "reference",
-                                  {{"phase", std::string("prefill")}, {"seq", I(2048)}, {"precision", std::string("int4")}}));
+  s = LayerShape::from(
+      point_with(layer_op(), "reference",
+                 {{"phase", std::string("prefill")}, {"seq", I(2048)}, {"precision", std::string("int4")}}));
   for (const auto& p : layer_parts(s)) {
     if (p.name == "attention") EXPECT_EQ(p.op, "attention");
     if (p.name == "o") EXPECT_EQ(p.op, "w4a16");
@@ -58,10 +59,12 @@ TEST(LayerOp, PartsOfALlama3Layer) {
   EXPECT_DOUBLE_EQ(layer_op().work(p, 1).bytes, bytes);
   EXPECT_NE(layer_op().check(point_with(layer_op(), "reference", {{"heads", I(30)}}), 1).find("multiple"),
             std::string::npos);
-  EXPECT_NE(layer_op().check(point_with(layer_op(), "reference", {{"head_dim", I(64)}, {"phase", std::string("prefill")},
-                                                                  {"heads", I(8)}, {"heads_kv", I(8)}}),
-                             1),
-            "x");
+  EXPECT_NE(
+      layer_op().check(
+          point_with(layer_op(), "reference",
+                     {{"head_dim", I(64)}, {"phase", std::string("prefill")}, {"heads", I(8)}, {"heads_kv", I(8)}}),
+          1),
+      "x");
   EXPECT_THROW(point_of(layer_op(), "reference", {{"no_such_axis", I(1)}}), Error);
   EXPECT_THROW(point_of(layer_op(), "reference", {{"batch", std::string("one")}}), Error);
 }

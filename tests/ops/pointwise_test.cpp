@@ -27,16 +27,19 @@ TEST(PointwiseOp, RegisteredWithItsBytes) {
   // rmsnorm 10 x 8 bf16: x and y (2 x 80 x 2 B) + the weights (8 x 2 B)
   EXPECT_DOUBLE_EQ(bytes({{"kind", std::string("rmsnorm")}, {"rows", I(10)}, {"hidden", I(8)}}), 336);
   EXPECT_DOUBLE_EQ(bytes({{"kind", std::string("add_rmsnorm")}, {"rows", I(10)}, {"hidden", I(8)}}), 656);
-  EXPECT_DOUBLE_EQ(bytes({{"kind", std::string("silu_mul")}, {"rows", I(10)}, {"hidden", I(8)}, {"dtype", std::string("fp16")}}),
-                   480);
+  EXPECT_DOUBLE_EQ(
+      bytes({{"kind", std::string("silu_mul")}, {"rows", I(10)}, {"hidden", I(8)}, {"dtype", std::string("fp16")}}),
+      480);
   EXPECT_DOUBLE_EQ(bytes({{"kind", std::string("embedding")}, {"rows", I(10)}, {"hidden", I(8)}}), 360);
   // rope: 10 rows of (2 + 1) heads of 4: Q|K in and out, 10 positions, 10 table rows of 4 floats
   EXPECT_DOUBLE_EQ(
       bytes({{"kind", std::string("rope")}, {"rows", I(10)}, {"heads", I(2)}, {"heads_kv", I(1)}, {"head_dim", I(4)}}),
       2.0 * 2 * 10 * 12 + 40 + 160);
-  EXPECT_NE(pointwise_op().check(point_with(pointwise_op(), "reference", {{"kind", std::string("rope")}, {"head_dim", I(7)}}), 1),
+  EXPECT_NE(pointwise_op().check(
+                point_with(pointwise_op(), "reference", {{"kind", std::string("rope")}, {"head_dim", I(7)}}), 1),
             "");
-  EXPECT_EQ(pointwise_op().check(point_with(pointwise_op(), "reference", {{"kind", std::string("silu_mul")}, {"head_dim", I(7)}}), 1),
+  EXPECT_EQ(pointwise_op().check(
+                point_with(pointwise_op(), "reference", {{"kind", std::string("silu_mul")}, {"head_dim", I(7)}}), 1),
             "");
 }
 
@@ -54,9 +57,9 @@ TEST(PointwiseReference, TableIdsAndRowsFollowTheirDefinitions) {
     EXPECT_GE(id, 0);
     EXPECT_LT(id, 50);
   }
-  EXPECT_EQ((pointwise::position(9, 1) - pointwise::position(9, 0) + PointwiseShape::kPositions) %
-                PointwiseShape::kPositions,
-            1);
+  EXPECT_EQ(
+      (pointwise::position(9, 1) - pointwise::position(9, 0) + PointwiseShape::kPositions) % PointwiseShape::kPositions,
+      1);
   EXPECT_EQ(pointwise::sample_rows(5).size(), 5u);
   const auto big = pointwise::sample_rows(1000);
   EXPECT_EQ(big.size(), 48u);

@@ -36,10 +36,12 @@ const std::string& LayerImpls::impl(const std::string& op) const {
 std::string can_compose(const Point& p, const Context& ctx, const LayerImpls& impls) {
   for (const auto& part : layer_parts(LayerShape::from(p), impls.backend == BackendKind::cuda)) {
     const std::string& name = impls.impl(part.op);
-    if (name.empty()) return strprintf("%s: this layer has no %s implementation to run it", part.name.c_str(), part.op.c_str());
+    if (name.empty())
+      return strprintf("%s: this layer has no %s implementation to run it", part.name.c_str(), part.op.c_str());
     const Implementation* im = Registry::instance().find(part.op, name, impls.backend);
-    if (!im) return strprintf("%s: no %s implementation '%s' on this backend", part.name.c_str(), part.op.c_str(),
-                              name.c_str());
+    if (!im)
+      return strprintf("%s: no %s implementation '%s' on this backend", part.name.c_str(), part.op.c_str(),
+                       name.c_str());
     const std::string why = im->can_implement(point_of(im->op(), name, part.axes), ctx);
     if (!why.empty()) return part.name + " (" + part.op + "/" + name + "): " + why;
   }
@@ -77,9 +79,9 @@ Validation ComposedLayer::validate() {
       failed += (failed.empty() ? "" : "; ") + part.spec.name + ": " + pv.detail;
     }
   }
-  v.detail = v.ok ? strprintf("every part validated (%zu parts; worst error %.3g of its tolerance)", parts_.size(),
-                              v.error)
-                  : "failed: " + failed;
+  v.detail =
+      v.ok ? strprintf("every part validated (%zu parts; worst error %.3g of its tolerance)", parts_.size(), v.error)
+           : "failed: " + failed;
   return v;
 }
 

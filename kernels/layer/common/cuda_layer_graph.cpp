@@ -33,10 +33,8 @@ class GraphLayer final : public ComposedLayer {
   }
 
   void run() override {
-    if (graph_.empty())
-      run_parts();
-    else
-      graph_.launch(stream_);
+    if (graph_.empty()) run_parts();
+    else graph_.launch(stream_);
   }
 
  private:

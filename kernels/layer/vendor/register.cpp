@@ -7,18 +7,23 @@ namespace genbench {
 namespace {
 #ifdef GENBENCH_HAVE_CUDA
 const layer::LayerImpls& impls() {
-  static const layer::LayerImpls t{BackendKind::cuda, {{"gemm", "cublaslt"}, {"attention", "cudnn"}, {"decode", "cudnn"}, {"pointwise", "cuda"}}};
+  static const layer::LayerImpls t{
+      BackendKind::cuda, {{"gemm", "cublaslt"}, {"attention", "cudnn"}, {"decode", "cudnn"}, {"pointwise", "cuda"}}};
   return t;
 }
 std::unique_ptr<Implementation> make_layer_vendor() { return layer::make_cuda_layer(impls()); }
 #endif
 }  // namespace
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"layer", "vendor", BackendKind::cuda,
-                                                     "vendor kernels: cuBLASLt GEMMs, cuDNN attention and decode (pointwise: ours; no int4); one CUDA "
-                                                     "graph",
-                                                     {},
-                                                     GENBENCH_CUDA_MISSING}),
-                                 GENBENCH_CUDA_FACTORY(make_layer_vendor))
+GENBENCH_REGISTER_IMPLEMENTATION(
+    (ImplementationInfo{
+        "layer",
+        "vendor",
+        BackendKind::cuda,
+        "vendor kernels: cuBLASLt GEMMs, cuDNN attention and decode (pointwise: ours; no int4); one CUDA "
+        "graph",
+        {},
+        GENBENCH_CUDA_MISSING}),
+    GENBENCH_CUDA_FACTORY(make_layer_vendor))
 
 }  // namespace genbench

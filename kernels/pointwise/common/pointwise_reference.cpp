@@ -32,11 +32,47 @@ void rope_table(std::int64_t head_dim, std::vector<float>& cos, std::vector<floa
   sin.resize(cos.size());
   for (std::int64_t p = 0; p < PointwiseShape::kPositions; ++p)
     for (std::int64_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(p) *
-                           std::pow(PointwiseShape::kTheta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+      const double angle = static_cast<double>(p) * std::pow(PointwiseShape::kTheta, -2.0 * static_cast<double>(i) /
+                                                                                         static_cast<double>(head_dim));
       cos[static_cast<std::size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
       sin[static_cast<std::size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
     }
+}
+
+std::vector<std::int32_t> row_index(const PointwiseShape& s, std::uint64_t seed) {
+  std::vector<std::int32_t> v;
+  if (s.kind != PointwiseKind::rope && s.kind != PointwiseKind::embedding) return v;
+  v.resize(static_cast<std::size_t>(s.rows));
+  for (std::int64_t r = 0; r < s.rows; ++r)
+    v[static_cast<std::size_t>(r)] = s.kind == PointwiseKind::rope ? position(seed, r) : token_id(seed, r, s.vocab);
+  return v;
+}
+
+Validation validate_rows(const PointwiseShape& s, const std::vector<std::int32_t>& index, const std::vector<float>& cos,
+                         const std::vector<float>& sin, const std::vector<float>& weight, const ReadElements& read,
+                         const std::function<void()>& poison_and_run) {
+  const auto rows = sample_rows(s.rows);
+  std::vector<Sample> samples(rows.size());
+  const std::int64_t h = s.hidden, iw = s.in_width(), ow = s.out_width();
+  const bool residual = s.kind == PointwiseKind::add_rmsnorm;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    Sample& x = samples[i];
+    const std::int64_t r = x.row = rows[i];
+    const std::int64_t src = s.kind == PointwiseKind::embedding ? index[static_cast<std::size_t>(r)] : r;
+    x.in_a = read(Buffer::a, src * iw, iw);
+    if (residual) x.in_b = read(Buffer::b, r * h, h);
+    if (s.kind == PointwiseKind::rope) {
+      const std::int64_t half = s.head_dim / 2, p = index[static_cast<std::size_t>(r)];
+      x.in_b.assign(cos.begin() + p * half, cos.begin() + (p + 1) * half);
+      x.in_b.insert(x.in_b.end(), sin.begin() + p * half, sin.begin() + (p + 1) * half);
+    }
+  }
+  poison_and_run();
+  for (Sample& x : samples) {
+    x.out_a = read(s.kind == PointwiseKind::rope ? Buffer::a : Buffer::y, x.row * ow, ow);
+    if (residual) x.out_b = read(Buffer::b, x.row * h, h);
+  }
+  return check_samples(s, weight, samples);
 }
 
 std::vector<std::int64_t> sample_rows(std::int64_t rows) {
@@ -93,15 +129,14 @@ void reference(const PointwiseShape& s, const std::vector<float>& w, const Sampl
         a.push_back(g / (1.0 + std::exp(-g)) * u);
       }
       break;
-    case PointwiseKind::embedding:
-      a.assign(x.in_a.begin(), x.in_a.end());
-      break;
+    case PointwiseKind::embedding: a.assign(x.in_a.begin(), x.in_a.end()); break;
   }
 }
 
 }  // namespace
 
-Validation check_samples(const PointwiseShape& s, const std::vector<float>& weight, const std::vector<Sample>& samples) {
+Validation check_samples(const PointwiseShape& s, const std::vector<float>& weight,
+                         const std::vector<Sample>& samples) {
   Validation v;
   const bool exact = s.kind == PointwiseKind::embedding;
   v.tolerance = exact ? 0.0 : (s.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
@@ -135,9 +170,9 @@ Validation check_samples(const PointwiseShape& s, const std::vector<float>& weig
   }
   v.error = worst;
   v.ok = worst <= v.tolerance && worst_residual == 0;
-  v.detail = strprintf("%s: %zu rows against double math, max error %.3g (tolerance %.3g) at row %lld", 
-                       pointwise_kind_name(s.kind), samples.size(), worst, v.tolerance,
-                       static_cast<long long>(worst_row));
+  v.detail =
+      strprintf("%s: %zu rows against double math, max error %.3g (tolerance %.3g) at row %lld",
+                pointwise_kind_name(s.kind), samples.size(), worst, v.tolerance, static_cast<long long>(worst_row));
   if (s.kind == PointwiseKind::add_rmsnorm)
     v.detail += strprintf("; residual written back off by %.3g (must be 0)", worst_residual);
   if (nan_row >= 0) v.detail += strprintf("; row %lld holds NaN (not written)", static_cast<long long>(nan_row));

@@ -39,14 +39,11 @@ class PointwiseCudaCase final : public Case {
       GENBENCH_CHECK_CUDA(cudaMemcpy(cos_d_.get(), cos_.data(), cos_.size() * sizeof(float), cudaMemcpyHostToDevice));
       GENBENCH_CHECK_CUDA(cudaMemcpy(sin_d_.get(), sin_.data(), sin_.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
-    if (s.kind == PointwiseKind::rope || s.kind == PointwiseKind::embedding) {
-      index_.resize(static_cast<std::size_t>(s.rows));
-      for (std::int64_t r = 0; r < s.rows; ++r)
-        index_[static_cast<std::size_t>(r)] = s.kind == PointwiseKind::rope ? pointwise::position(seed_, r)
-                                                                            : pointwise::token_id(seed_, r, s.vocab);
+    index_ = pointwise::row_index(s, seed_);
+    if (!index_.empty()) {
       index_d_ = ctx.backend.allocate(index_.size() * sizeof(std::int32_t));
-      GENBENCH_CHECK_CUDA(cudaMemcpy(index_d_.get(), index_.data(), index_.size() * sizeof(std::int32_t),
-                                     cudaMemcpyHostToDevice));
+      GENBENCH_CHECK_CUDA(
+          cudaMemcpy(index_d_.get(), index_.data(), index_.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
     }
     fill_inputs();
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
@@ -73,30 +70,15 @@ class PointwiseCudaCase final : public Case {
   }
 
   Validation validate() override {
-    fill_inputs();
-    const auto rows = pointwise::sample_rows(s_.rows);
-    std::vector<pointwise::Sample> samples(rows.size());
-    const std::int64_t h = s_.hidden, iw = s_.in_width(), ow = s_.out_width();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      auto& x = samples[i];
-      const std::int64_t r = x.row = rows[i];
-      const std::int64_t src = s_.kind == PointwiseKind::embedding ? index_[static_cast<std::size_t>(r)] : r;
-      x.in_a = read(a_, src * iw, iw);
-      if (b_.get()) x.in_b = read(b_, r * h, h);
-      if (s_.kind == PointwiseKind::rope) {
-        const std::int64_t half = s_.head_dim / 2, p = index_[static_cast<std::size_t>(r)];
-        x.in_b.assign(cos_.begin() + p * half, cos_.begin() + (p + 1) * half);
-        x.in_b.insert(x.in_b.end(), sin_.begin() + p * half, sin_.begin() + (p + 1) * half);
-      }
-    }
-    if (y_.get()) GENBENCH_CHECK_CUDA(cudaMemsetAsync(y_.get(), 0xff, y_.bytes(), stream_));  // NaN in fp16 and bf16
-    run();
-    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
-    for (auto& x : samples) {
-      x.out_a = read(s_.kind == PointwiseKind::rope ? a_ : y_, x.row * ow, ow);
-      if (b_.get()) x.out_b = read(b_, x.row * h, h);
-    }
-    return pointwise::check_samples(s_, weight_, samples);
+    fill_inputs();  // rope and add_rmsnorm update their inputs in place
+    const auto read = [this](pointwise::Buffer which, std::int64_t at, std::int64_t n) {
+      return this->read(which == pointwise::Buffer::a ? a_ : which == pointwise::Buffer::b ? b_ : y_, at, n);
+    };
+    return pointwise::validate_rows(s_, index_, cos_, sin_, weight_, read, [this] {
+      if (y_.get()) GENBENCH_CHECK_CUDA(cudaMemsetAsync(y_.get(), 0xff, y_.bytes(), stream_));  // NaN (fp16, bf16)
+      run();
+      GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    });
   }
 
  private:
@@ -108,8 +90,8 @@ class PointwiseCudaCase final : public Case {
   // Elements [at, at + n) of a device buffer of the point's dtype, as floats.
   std::vector<float> read(const DeviceBuffer& buf, std::int64_t at, std::int64_t n) const {
     std::vector<std::uint16_t> raw(static_cast<std::size_t>(n));
-    GENBENCH_CHECK_CUDA(cudaMemcpyAsync(raw.data(), buf.as<std::uint16_t>() + at, raw.size() * 2,
-                                        cudaMemcpyDeviceToHost, stream_));
+    GENBENCH_CHECK_CUDA(
+        cudaMemcpyAsync(raw.data(), buf.as<std::uint16_t>() + at, raw.size() * 2, cudaMemcpyDeviceToHost, stream_));
     GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
     std::vector<float> out(raw.size());
     for (std::size_t i = 0; i < raw.size(); ++i)

@@ -197,8 +197,9 @@ dim3 flat_grid(std::int64_t rows, std::int64_t pieces, int threads) {
 std::string rmsnorm_unsupported(std::int64_t hidden) {
   const std::int64_t vec = hidden % 8 == 0 ? 8 : 1, most = 1024 * kPer * vec;
   if (hidden > most)
-    return strprintf("rmsnorm holds a row in registers: at most %lld elements%s; got %lld", static_cast<long long>(most),
-                     vec == 1 ? " when hidden is not a multiple of 8" : "", static_cast<long long>(hidden));
+    return strprintf("rmsnorm holds a row in registers: at most %lld elements%s; got %lld",
+                     static_cast<long long>(most), vec == 1 ? " when hidden is not a multiple of 8" : "",
+                     static_cast<long long>(hidden));
   return "";
 }
 
@@ -216,8 +217,7 @@ void rmsnorm(const void* x, void* residual, const void* w, void* y, std::int64_t
     if (residual)
       rmsnorm_kernel<T, V, true>
           <<<static_cast<unsigned>(rows), threads, 0, stream>>>(xi, static_cast<T*>(residual), wi, yi, h, eps);
-    else
-      rmsnorm_kernel<T, V, false><<<static_cast<unsigned>(rows), threads, 0, stream>>>(xi, nullptr, wi, yi, h, eps);
+    else rmsnorm_kernel<T, V, false><<<static_cast<unsigned>(rows), threads, 0, stream>>>(xi, nullptr, wi, yi, h, eps);
   });
   GENBENCH_CHECK_CUDA(cudaGetLastError());
 }

@@ -5,7 +5,9 @@ namespace genbench {
 
 GENBENCH_CUDA_FACTORY_DECL(make_pointwise_cuda);
 
-GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"pointwise", "cuda", BackendKind::cuda,
+GENBENCH_REGISTER_IMPLEMENTATION((ImplementationInfo{"pointwise",
+                                                     "cuda",
+                                                     BackendKind::cuda,
                                                      "our kernels: 16-byte loads, fp32 math, rmsnorm's row in "
                                                      "registers",
                                                      {},

@@ -27,12 +27,7 @@ class PointwiseHostCase final : public Case {
       fill_random(weight_, seed_ + 3, s.dtype);
     }
     if (s.kind == PointwiseKind::rope) pointwise::rope_table(s.head_dim, cos_, sin_);
-    if (s.kind == PointwiseKind::rope || s.kind == PointwiseKind::embedding) {
-      index_.resize(static_cast<std::size_t>(s.rows));
-      for (std::int64_t r = 0; r < s.rows; ++r)
-        index_[static_cast<std::size_t>(r)] = s.kind == PointwiseKind::rope ? pointwise::position(seed_, r)
-                                                                            : pointwise::token_id(seed_, r, s.vocab);
-    }
+    index_ = pointwise::row_index(s, seed_);
     fill_inputs();
   }
 
@@ -83,30 +78,14 @@ class PointwiseHostCase final : public Case {
 
   Validation validate() override {
     fill_inputs();  // rope and add_rmsnorm update their inputs in place
-    const auto rows = pointwise::sample_rows(s_.rows);
-    std::vector<pointwise::Sample> samples(rows.size());
-    const std::int64_t h = s_.hidden, iw = s_.in_width(), ow = s_.out_width();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      auto& x = samples[i];
-      const std::int64_t r = x.row = rows[i];
-      const std::int64_t src = s_.kind == PointwiseKind::embedding ? index_[static_cast<std::size_t>(r)] : r;
-      x.in_a.assign(a_.as<float>() + src * iw, a_.as<float>() + (src + 1) * iw);
-      if (b_.get()) x.in_b.assign(b_.as<float>() + r * h, b_.as<float>() + (r + 1) * h);
-      if (s_.kind == PointwiseKind::rope) {
-        const std::int64_t half = s_.head_dim / 2, p = index_[static_cast<std::size_t>(r)];
-        x.in_b.assign(cos_.begin() + p * half, cos_.begin() + (p + 1) * half);
-        x.in_b.insert(x.in_b.end(), sin_.begin() + p * half, sin_.begin() + (p + 1) * half);
-      }
-    }
-    if (y_.get()) std::fill_n(y_.as<float>(), s_.rows * ow, std::nanf(""));
-    run();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      auto& x = samples[i];
-      const float* out = (s_.kind == PointwiseKind::rope ? a_.as<float>() : y_.as<float>()) + x.row * ow;
-      x.out_a.assign(out, out + ow);
-      if (b_.get()) x.out_b.assign(b_.as<float>() + x.row * h, b_.as<float>() + (x.row + 1) * h);
-    }
-    return pointwise::check_samples(s_, weight_, samples);
+    const auto read = [this](pointwise::Buffer which, std::int64_t at, std::int64_t n) {
+      const float* p = (which == pointwise::Buffer::a ? a_ : which == pointwise::Buffer::b ? b_ : y_).as<float>() + at;
+      return std::vector<float>(p, p + n);
+    };
+    return pointwise::validate_rows(s_, index_, cos_, sin_, weight_, read, [this] {
+      if (y_.get()) std::fill_n(y_.as<float>(), y_.bytes() / sizeof(float), std::nanf(""));
+      run();
+    });
   }
 
  private:

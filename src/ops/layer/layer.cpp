@@ -21,7 +21,8 @@ LayerShape LayerShape::from(const Point& p) {
 }
 
 const std::vector<std::string>& layer_part_names() {
-  static const std::vector<std::string> v{"add_rmsnorm", "qkv", "rope", "attention", "o", "gate_up", "silu_mul", "down"};
+  static const std::vector<std::string> v{"add_rmsnorm", "qkv",     "rope",     "attention",
+                                          "o",           "gate_up", "silu_mul", "down"};
   return v;
 }
 
@@ -30,11 +31,23 @@ std::vector<LayerPart> layer_parts(const LayerShape& s, bool cold_weights) {
   const std::string cache = cold_weights ? "cold" : "hot";
   const auto linear = [&](const std::string& name, std::int64_t n, std::int64_t k) {
     if (s.precision == "int4")
-      return LayerPart{name, 1, "w4a16",
-                       {{"m", m}, {"n", n}, {"k", k}, {"weights", std::string("int4")}, {"group", std::int64_t{128}},
-                        {"dtype", std::string("bf16")}, {"cache", cache}}};
-    return LayerPart{name, 1, "gemm",
-                     {{"m", m}, {"n", n}, {"k", k}, {"trans_b", std::string("t")},
+      return LayerPart{name,
+                       1,
+                       "w4a16",
+                       {{"m", m},
+                        {"n", n},
+                        {"k", k},
+                        {"weights", std::string("int4")},
+                        {"group", std::int64_t{128}},
+                        {"dtype", std::string("bf16")},
+                        {"cache", cache}}};
+    return LayerPart{name,
+                     1,
+                     "gemm",
+                     {{"m", m},
+                      {"n", n},
+                      {"k", k},
+                      {"trans_b", std::string("t")},
                       {"dtype", std::string(s.precision == "fp8" ? "fp8_e4m3" : "bf16")},
                       {"cache", cache}}};
   };
@@ -48,13 +61,25 @@ std::vector<LayerPart> layer_parts(const LayerShape& s, bool cold_weights) {
   v.push_back(linear("qkv", (s.heads + 2 * s.heads_kv) * d, h));
   v.push_back(pointwise("rope", {{"heads", s.heads}, {"heads_kv", s.heads_kv}, {"head_dim", d}}));
   if (s.decode)
-    v.push_back(LayerPart{"attention", 1, "decode",
-                          {{"batch", s.batch}, {"heads", s.heads}, {"heads_kv", s.heads_kv}, {"head_dim", d},
-                           {"cache", s.cache}, {"page_size", std::int64_t{64}}}});
+    v.push_back(LayerPart{"attention",
+                          1,
+                          "decode",
+                          {{"batch", s.batch},
+                           {"heads", s.heads},
+                           {"heads_kv", s.heads_kv},
+                           {"head_dim", d},
+                           {"cache", s.cache},
+                           {"page_size", std::int64_t{64}}}});
   else
-    v.push_back(LayerPart{"attention", 1, "attention",
-                          {{"batch", s.batch}, {"seqlen_q", s.seq}, {"heads", s.heads}, {"heads_kv", s.heads_kv},
-                           {"head_dim", d}, {"causal", std::int64_t{1}}}});
+    v.push_back(LayerPart{"attention",
+                          1,
+                          "attention",
+                          {{"batch", s.batch},
+                           {"seqlen_q", s.seq},
+                           {"heads", s.heads},
+                           {"heads_kv", s.heads_kv},
+                           {"head_dim", d},
+                           {"causal", std::int64_t{1}}}});
   v.push_back(linear("o", h, s.heads * d));
   v.push_back(linear("gate_up", 2 * s.inter, h));
   v.push_back(pointwise("silu_mul", {{"hidden", s.inter}}));
@@ -77,7 +102,13 @@ class LayerOp final : public Op {
     namespace a = layer_axis;
     std::vector<AxisSpec> v(a::count);
     const std::int64_t big = std::int64_t{1} << 24;
-    v[a::phase] = {"phase", AxisType::choice, std::string("decode"), {"decode", "prefill"}, 0, 0, {},
+    v[a::phase] = {"phase",
+                   AxisType::choice,
+                   std::string("decode"),
+                   {"decode", "prefill"},
+                   0,
+                   0,
+                   {},
                    "a decode step (one new token a sequence) or a prefill"};
     v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 16, {}, "sequences"};
     v[a::cache] = {"cache", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "decode: keys per sequence"};
@@ -87,7 +118,13 @@ class LayerOp final : public Op {
     v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 1, 4096, {}, "key/value heads"};
     v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
     v[a::inter] = {"inter", AxisType::size, std::int64_t{14336}, {}, 1, 1 << 20, {}, "MLP width (this rank's)"};
-    v[a::precision] = {"precision", AxisType::choice, std::string("bf16"), {"bf16", "fp8", "int4"}, 0, 0, {},
+    v[a::precision] = {"precision",
+                       AxisType::choice,
+                       std::string("bf16"),
+                       {"bf16", "fp8", "int4"},
+                       0,
+                       0,
+                       {},
                        "the GEMMs: bf16, fp8 (e4m3) or int4 weights (w4a16)"};
     return v;
   }

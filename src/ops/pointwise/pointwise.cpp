@@ -32,12 +32,9 @@ PointwiseShape PointwiseShape::from(const Point& p) {
 
 std::int64_t PointwiseShape::in_width() const {
   switch (kind) {
-    case PointwiseKind::rope:
-      return rope_width();
-    case PointwiseKind::silu_mul:
-      return 2 * hidden;
-    default:
-      return hidden;
+    case PointwiseKind::rope: return rope_width();
+    case PointwiseKind::silu_mul: return 2 * hidden;
+    default: return hidden;
   }
 }
 
@@ -81,7 +78,13 @@ class PointwiseOp final : public Op {
     v[a::kind] = {"kind", AxisType::choice, std::string("rmsnorm"), kind_names(), 0, 0, {}, "which part"};
     v[a::kind].auto_all = true;
     v[a::rows] = {"rows", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "tokens (batch x sequence)"};
-    v[a::hidden] = {"hidden", AxisType::size, std::int64_t{4096}, {}, 1, 1 << 20, {},
+    v[a::hidden] = {"hidden",
+                    AxisType::size,
+                    std::int64_t{4096},
+                    {},
+                    1,
+                    1 << 20,
+                    {},
                     "row width: hidden size (norms, embedding) or intermediate size (silu_mul)"};
     v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "rope: query heads"};
     v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 0, 4096, {}, "rope: key heads (0: none)"};
@@ -136,8 +139,8 @@ class PointwiseOp final : public Op {
         return strprintf("rope %s rows=%lld h=%lld/%lld d=%lld", dtype_name(s.dtype), ll(s.rows), ll(s.heads),
                          ll(s.heads_kv), ll(s.head_dim));
       case PointwiseKind::embedding:
-        return strprintf("embedding %s rows=%lld hidden=%lld vocab=%lld", dtype_name(s.dtype), ll(s.rows),
-                         ll(s.hidden), ll(s.vocab));
+        return strprintf("embedding %s rows=%lld hidden=%lld vocab=%lld", dtype_name(s.dtype), ll(s.rows), ll(s.hidden),
+                         ll(s.vocab));
       default:
         return strprintf("%s %s rows=%lld hidden=%lld", pointwise_kind_name(s.kind), dtype_name(s.dtype), ll(s.rows),
                          ll(s.hidden));

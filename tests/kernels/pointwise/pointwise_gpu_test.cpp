@@ -49,16 +49,32 @@ TEST_F(PointwiseGpu, NormsAtModelAndOddWidths) {
 TEST_F(PointwiseGpu, RopeSiluAndEmbedding) {
   for (const char* dt : {"bf16", "fp16"}) {
     for (const std::int64_t rows : {1, 67, 8193}) {
-      check({{"kind", std::string("rope")}, {"rows", I(rows)}, {"heads", I(32)}, {"heads_kv", I(8)}, {"head_dim", I(128)},
+      check({{"kind", std::string("rope")},
+             {"rows", I(rows)},
+             {"heads", I(32)},
+             {"heads_kv", I(8)},
+             {"head_dim", I(128)},
              {"dtype", std::string(dt)}});
-      check({{"kind", std::string("rope")}, {"rows", I(rows)}, {"heads", I(16)}, {"heads_kv", I(1)}, {"head_dim", I(64)},
+      check({{"kind", std::string("rope")},
+             {"rows", I(rows)},
+             {"heads", I(16)},
+             {"heads_kv", I(1)},
+             {"head_dim", I(64)},
              {"dtype", std::string(dt)}});
-      check({{"kind", std::string("rope")}, {"rows", I(rows)}, {"heads", I(3)}, {"heads_kv", I(0)}, {"head_dim", I(22)},
+      check({{"kind", std::string("rope")},
+             {"rows", I(rows)},
+             {"heads", I(3)},
+             {"heads_kv", I(0)},
+             {"head_dim", I(22)},
              {"dtype", std::string(dt)}});
       for (const std::int64_t hidden : {14336, 3584, 1001})
-        check({{"kind", std::string("silu_mul")}, {"rows", I(rows)}, {"hidden", I(hidden)}, {"dtype", std::string(dt)}});
+        check(
+            {{"kind", std::string("silu_mul")}, {"rows", I(rows)}, {"hidden", I(hidden)}, {"dtype", std::string(dt)}});
       for (const std::int64_t hidden : {4096, 1001})
-        check({{"kind", std::string("embedding")}, {"rows", I(rows)}, {"hidden", I(hidden)}, {"vocab", I(128256)},
+        check({{"kind", std::string("embedding")},
+               {"rows", I(rows)},
+               {"hidden", I(hidden)},
+               {"vocab", I(128256)},
                {"dtype", std::string(dt)}});
     }
   }
