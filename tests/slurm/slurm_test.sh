@@ -133,8 +133,12 @@ echo "NodeName=$host Name=gpu File=$tmp/dev/gpu[0-15]" > "$tmp/gres.conf"
 printf 'CgroupPlugin=cgroup/v1\nIgnoreSystemd=yes\n' > "$tmp/cgroup.conf"
 export SLURM_CONF=$tmp/slurm.conf
 
-timeout 30 slurmctld -i >/dev/null 2>&1 || skip "slurmctld would not start: $(tail -n 3 "$tmp/slurmctld.log" 2>/dev/null)"
-timeout 30 slurmd >/dev/null 2>&1 || skip "slurmd would not start: $(tail -n 3 "$tmp/slurmd.log" 2>/dev/null)"
+# The daemons, and so the jobs, run at a lower priority than the tests beside them (ctest -j): the
+# time-limit job and its follow-up time a fixed number of seconds per point, so at full priority
+# they would take two cores' worth of CPU from the other tests for a minute while waiting out
+# the limit, and finish no sooner.
+timeout 30 nice -n 10 slurmctld -i >/dev/null 2>&1 || skip "slurmctld would not start: $(tail -n 3 "$tmp/slurmctld.log" 2>/dev/null)"
+timeout 30 nice -n 10 slurmd >/dev/null 2>&1 || skip "slurmd would not start: $(tail -n 3 "$tmp/slurmd.log" 2>/dev/null)"
 
 # Every wait below has a limit, and every Slurm command a timeout: a broken daemon fails the
 # test instead of hanging it. Waits up to $1 seconds for the command after it to succeed.
