@@ -3,7 +3,8 @@
 A model suite (configs/models/) runs each part of one transformer layer as a benchmark of its
 own and labels it with tags (Benchmark.tags). Nothing here names an op; only these tags count:
 
-  model, phase, tp      the group a part belongs to (tp: tensor-parallel degree = cards a layer spans)
+  model, phase, tp      the group a part belongs to (tp: tensor-parallel degree = cards a layer spans);
+                        phase may join several with '+' (the part then belongs to each phase's layers)
   part                  the part's name (qkv, o, gate_up, down, attention, all_reduce, ...)
   count                 times the part runs per layer (default 1)
   layers                layers of the model (one step of the model is `layers` layers)
@@ -13,6 +14,9 @@ own and labels it with tags (Benchmark.tags). Nothing here names an op; only the
   left_out              parts no op measures, joined by '+' (reported as left out, never counted)
   per                   'step': the part runs once a step (embedding, final norm, LM head), not once a
                         layer; step = layers x layer + these parts
+  params                GEMM weights of the model on one card (training suites): the step's model FLOPs are
+                        6 x params x tokens (forward 2, backward 4, attention not counted), and the model
+                        FLOPs utilisation (mfu) is their rate per card over the file's bf16 GEMM ceiling
   ranks                 ranks the part needs (a tensor-parallel collective: the TP degree); in a file
                         of fewer ranks it is reported missing, with the bytes it would move, not counted
   replaces              (alternative parts) '+'-joined parts whose single runs this one replaces in
@@ -38,7 +42,8 @@ import numpy as np
 import pandas as pd
 
 GROUP_TAGS = ("model", "phase", "tp")
-PART_TAGS = {"part", "count", "layer_parts", "left_out", "replaces", "time", "layers", "tokens", "per", "ranks"}
+PART_TAGS = {"part", "count", "layer_parts", "left_out", "replaces", "time", "layers", "tokens", "per", "ranks",
+             "params"}
 
 
 def _is_part_tag(name: str) -> bool:
@@ -153,7 +158,9 @@ def compose(result) -> Composition:
         if missing:
             raise ModelError(f"{result.path}: benchmark {name!r} has a part tag but no {', '.join(missing)} tag")
         ident = {k: v for k, v in tags.items() if not _is_part_tag(k) and k not in GROUP_TAGS}
-        benches.append((name, tags, ident))
+        # a part that serves several phases' layers (a prefill's forward GEMM in the training step too)
+        for phase in _split(tags["phase"]):
+            benches.append((name, dict(tags, phase=phase), ident))
     if not benches:
         raise ModelError(f"{result.path}: no benchmark has a 'part' tag; is it a model suite (configs/models/)?")
 
@@ -191,6 +198,12 @@ def compose(result) -> Composition:
     layers = pd.DataFrame(layer_rows)
     parts = pd.DataFrame(part_rows)
     return Composition(result.path, getattr(result, "label", result.path), world_size, all_keys, layers, parts, notes)
+
+
+def _bf16_peak(result) -> float:
+    """TFLOP/s of the file's measured bf16 GEMM ceiling (the lowest rank's), NaN without one."""
+    c = result.ceiling("gemm_bf16_tflops") if hasattr(result, "ceiling") else None
+    return float(c[0]) if c and c[0] and math.isfinite(float(c[0])) else math.nan
 
 
 def _layer(result, gkey, layer: Dict[str, str], members):
@@ -263,7 +276,7 @@ def _layer(result, gkey, layer: Dict[str, str], members):
                              f"({', '.join(sorted(vals))})")
         return _num(vals.pop(), f"{result.path}: tag {name}") if vals else math.nan
 
-    tokens, nlayers = numtag("tokens"), numtag("layers")
+    tokens, nlayers, params = numtag("tokens"), numtag("layers"), numtag("params")
     step = nlayers * layer_s + (step_parts_s if complete else math.nan)
     for r in prows:
         mult = nlayers if r["per"] == "layer" else 1.0
@@ -274,6 +287,8 @@ def _layer(result, gkey, layer: Dict[str, str], members):
                  "s_per_token": step / tokens,
                  "tokens_per_s": tokens / step, "tokens_per_card_s": tokens / step / tp_n,
                  "tokens_per_card_s_overlapped": tokens / (nlayers * overlapped + step_parts_s) / tp_n,
+                 "model_tflops_per_card": 6 * params * tokens / step / 1e12,
+                 "mfu": 6 * params * tokens / step / 1e12 / _bf16_peak(result),
                  "complete": complete,
                  "missing": sum(r["status"] not in ("ok", "left out") for r in measured)})
     for r in prows:
@@ -358,6 +373,9 @@ def _layer_view(c: Composition) -> pd.DataFrame:
     out["ms/token"] = df["s_per_token"] * 1e3
     out["tok/s"] = df["tokens_per_s"]
     out["tok/s/card"] = df["tokens_per_card_s"]
+    if "model_tflops_per_card" in df and df["model_tflops_per_card"].notna().any():
+        out["model TFLOP/s/card"] = df["model_tflops_per_card"]
+        out["mfu"] = df["mfu"]
     out["missing"] = df["missing"]
     return out
 

@@ -86,8 +86,9 @@ def test_layers_are_the_sums_of_their_parts(model_files):
     m = _medians(path)
     assert all(m[b][0] == "ok" for b in m if b != "p-o-int4-32"), m
     comp = gm.compose(ga.load(path))
-    # prefill bf16 layers at 32 and 64 tokens, prefill int4 at 32 only, decode at two caches
-    assert len(comp.layers) == 5
+    # prefill bf16 layers at 32 and 64 tokens, prefill int4 at 32 only, decode at two caches, and
+    # the training layers at 32 and 64 (test_training_layers_...)
+    assert len(comp.layers) == 7
     for seq in (32, 64):
         s = str(seq)
         by_hand = (m[f"p-qkv-bf16-{s}"][1] + m[f"p-o-bf16-{s}"][1] + m[f"p-gate-up-bf16-{s}"][1]
@@ -186,6 +187,33 @@ def test_failed_not_run_and_deleted_parts(model_files, tmp_path):
     assert _layer(comp, phase="decode", cache="64")["complete"]
 
 
+def test_training_layers_share_the_forward_parts_and_report_model_flops(model_files):
+    path = model_files[0]
+    m = _medians(path)
+    comp = gm.compose(ga.load(path))
+    # prefill keeps its layers; the shared forward benchmarks also make the training layers
+    assert len(comp.layers[comp.layers["phase"] == "prefill"]) == 3
+    train = comp.layers[comp.layers["phase"] == "train"]
+    assert sorted(train["seq"]) == ["32", "64"]
+    fwd = (m["p-qkv-bf16-64"][1] + m["p-o-bf16-64"][1] + m["p-gate-up-bf16-64"][1] + m["p-down-bf16-64"][1]
+           + m["p-attention-64"][1] + 2 * m["p-all-reduce-64"][1] + 2 * m["p-norm-64"][1] + m["p-rope-64"][1]
+           + m["p-silu-64"][1])
+    lay = _layer(comp, phase="train", seq="64")
+    assert lay["complete"]
+    assert lay["layer_s"] == pytest.approx(fwd + m["t-qkv-dgrad-64"][1], rel=1e-12)
+    step = 4 * lay["layer_s"] + m["p-embedding-64"][1] + m["t-lm-head-64"][1]
+    assert lay["step_s"] == pytest.approx(step, rel=1e-12)
+    assert lay["model_tflops_per_card"] == pytest.approx(6 * 100000 * 64 / step / 1e12, rel=1e-12)
+    assert math.isnan(_layer(comp, phase="prefill", precision="bf16", seq="64")["model_tflops_per_card"])
+    # the training LM head (every token), not the prefill one (the last token), in the step
+    parts = _parts(comp, phase="train", seq="64")
+    assert parts.loc["lm_head", "benchmark"] == "t-lm-head-64"
+    # seq 32 lists a backward part nothing measures: missing, the layer incomplete, no model FLOPs
+    lay = _layer(comp, phase="train", seq="32")
+    assert not lay["complete"] and math.isnan(lay["model_tflops_per_card"])
+    assert _parts(comp, phase="train", seq="32").loc["attention_backward", "status"] == "missing"
+
+
 def test_collectives_on_fewer_ranks_than_tp_are_missing_with_their_bytes(model_files, tmp_path):
     def one_rank(f):
         f.attrs["world_size"] = 1
@@ -251,8 +279,18 @@ def test_model_configs_are_generated():
         assert "left_out" not in text, path
         for part in ("add_rmsnorm", "rope", "silu_mul", "embedding", "final_norm", "lm_head"):
             assert f"part: {part}," in text or f"part: experts_{part}," in text, (path, part)
-        assert text.count("per: step") == 3 * (3 if "-prefill" in path else 4), path
+        train_steps = 3 * 2 if "-prefill" in path and "llama" in path else 0  # LM head, its dgrad, wgrad
+        assert text.count("per: step") == 3 * (3 if "-prefill" in path else 4) + train_steps, path
         tp = int(os.path.basename(path).split("-tp")[1].split("-")[0])
+        # dense prefill suites carry the training step: each GEMM's dgrad and wgrad, the parts not
+        # measured yet listed (so the layer says it is incomplete), the GEMM weights for the FLOPs
+        if "-prefill" in path and ("llama" in path):
+            assert "phase: train" in text and "phase: prefill+train" in text, path
+            for part in ("qkv_dgrad", "down_wgrad", "lm_head_wgrad"):
+                assert f"part: {part}," in text, (path, part)
+            assert "attention_backward" in text and "params: " in text, path
+        else:
+            assert "phase: train" not in text, path
         for line in text.splitlines():
             if "part: all_reduce," in line or "part: o_all_reduce," in line:
                 assert f"ranks: {tp}" in line, (path, line)

@@ -36,6 +36,12 @@ MODELS = {
 }
 
 PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
+TRAIN_SEQ = [2048, 8192]                                # training step of one sequence (dense models)
+# Backward parts no op measures yet: listed in the training layer, so it is reported incomplete
+# (missing) until they are, never summed without them.
+TRAIN_UNMEASURED = [("attention_backward", 1), ("add_rmsnorm_backward", 2), ("rope_backward", 1),
+                    ("silu_mul_backward", 1)]
+STEP_UNMEASURED = ["embedding_backward", "final_norm_backward"]
 DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
 PRECISIONS = ["bf16", "fp8", "int4"]
 
@@ -141,14 +147,41 @@ def decode_part(cfg, tp, batch, cache):
                                        page_size=64, dtype="bf16", kv_dtype="same")
 
 
-def expected_parts(cfg, tp, phase):
+def trains(cfg):
+    """Whether the prefill suite has a training phase: the dense models (MoE backward, a grouped
+    GEMM's dgrad and wgrad, is not measured)."""
+    return "experts" not in cfg and "q_lora" not in cfg
+
+
+def backward_gemms(cfg, tp, tokens):
+    """Each linear's dgrad and wgrad for Y[m, n] = X[m, k] W[n, k]^T: dX = dY W (m x k over n,
+    W not transposed) and dW = dY^T X (n x k over m, dY transposed), bf16."""
+    out = []
+    for part, _, fwd in dense_parts("", cfg, tp, tokens, "bf16"):
+        m, n, k = fwd["m"], fwd["n"], fwd["k"]
+        out.append((f"{part}_dgrad", dict(m=m, n=k, k=n, trans_b="n", dtype="bf16", cache="cold")))
+        out.append((f"{part}_wgrad", dict(m=n, n=k, k=m, trans_a="t", dtype="bf16", cache="cold")))
+    return out
+
+
+def params_per_card(cfg, tp):
+    """Parameters of a dense model that are GEMM weights, this card's shard under TP: the layers'
+    projections and the LM head (the embedding table is gathered, not multiplied)."""
+    layer = sum(a["n"] * a["k"] for _, _, a in dense_parts("", cfg, tp, 1, "bf16"))
+    return cfg["layers"] * layer + cfg["vocab"] // tp * cfg["hidden"]
+
+
+def train_parts(cfg, tp):
     names = [p for p, _, _ in dense_parts("", cfg, tp, 1, "bf16")] + ["attention"]
-    if "experts" in cfg:
-        names += ["experts_gate_up", "experts_down"]
     names += [p for p, _, _ in pointwise_parts(cfg, tp, 1)]
     if tp > 1:
-        names.append("all_reduce")
-    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)]
+        names += ["all_reduce", "all_reduce_backward"]
+    names += [p for p, _ in backward_gemms(cfg, tp, 1)] + [p for p, _ in TRAIN_UNMEASURED]
+    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)] + ["lm_head_dgrad", "lm_head_wgrad"] + STEP_UNMEASURED
+    return _chunked(names)
+
+
+def _chunked(names):
     # tag values hold 64 characters: the list continues in layer_parts_2, _3, ...
     chunks, cur = [], ""
     for n in names:
@@ -159,6 +192,17 @@ def expected_parts(cfg, tp, phase):
             cur = f"{cur}+{n}" if cur else n
     chunks.append(cur)
     return {("layer_parts" if i == 0 else f"layer_parts_{i + 1}"): c for i, c in enumerate(chunks)}
+
+
+def expected_parts(cfg, tp, phase):
+    names = [p for p, _, _ in dense_parts("", cfg, tp, 1, "bf16")] + ["attention"]
+    if "experts" in cfg:
+        names += ["experts_gate_up", "experts_down"]
+    names += [p for p, _, _ in pointwise_parts(cfg, tp, 1)]
+    if tp > 1:
+        names.append("all_reduce")
+    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)]
+    return _chunked(names)
 
 
 def fmt(v):
@@ -177,16 +221,27 @@ def suite(model, cfg, tp, phase):
     parts = expected_parts(cfg, tp, phase)
     base = dict(model=model, phase=phase, tp=tp, layers=cfg["layers"])
 
-    def add(part, op, axes, scen, precision=None, count=1, extra=None):
+    train = phase == "prefill" and trains(cfg)
+
+    def add(part, op, axes, scen, precision=None, count=1, extra=None, shared=None):
+        """shared: the part serves the training layer too (phase prefill+train) where the scenario
+        is one of TRAIN_SEQ and the precision bf16 or none; "train": the training layer only."""
         tags = dict(base)
+        in_train = train and scen.get("seq") in TRAIN_SEQ and precision in (None, "bf16")
+        if shared == "train":
+            tags["phase"] = "train"
+        elif shared and in_train:
+            tags["phase"] = "prefill+train"
         if precision:
             tags["precision"] = precision
         tags.update(scen)
         tags.update(part=part, count=count)
-        tags.update(parts)
+        tags.update(train_parts(cfg, tp) if shared == "train" else parts)
+        if shared == "train":  # the training step's model FLOPs: 6 x params x tokens
+            tags["params"] = params_per_card(cfg, tp)
         tags.update(extra or {})
-        label = "-".join([part.replace("_", "-")] + ([precision] if precision else [])
-                         + [f"{k}{v}" for k, v in scen.items() if k != "tokens"])
+        label = "-".join((["train"] if shared == "train" else []) + [part.replace("_", "-")]
+                         + ([precision] if precision else []) + [f"{k}{v}" for k, v in scen.items() if k != "tokens"])
         benches.append(bench_yaml(label, op, GPU_IMPL[op], axes, tags))
 
     if phase == "prefill":
@@ -197,21 +252,38 @@ def suite(model, cfg, tp, phase):
     for scen, tokens, _ in scenarios:
         for precision in PRECISIONS:
             for part, op, axes in dense_parts(model, cfg, tp, tokens, precision):
-                add(part, op, axes, scen, precision)
+                add(part, op, axes, scen, precision, shared=True)
         if "experts" in cfg:
             for part, op, axes in expert_parts(cfg, tp, tokens):
                 add(part, op, axes, scen, "bf16")
         for part, axes, count in pointwise_parts(cfg, tp, tokens):
-            add(part, "pointwise", axes, scen, count=count)
+            add(part, "pointwise", axes, scen, count=count, shared=True)
         # prefill: one sequence, whose last token is sampled; decode: every sequence's new token
         for part, op, axes in step_parts(cfg, tp, tokens, 1 if phase == "prefill" else tokens):
-            add(part, op, axes, scen, extra=dict(per="step"))
+            add(part, op, axes, scen, extra=dict(per="step"), shared=part != "lm_head")
         if tp > 1:
             # needs the TP degree's ranks: on fewer, the analysis reports it missing with its bytes
             add("all_reduce", "collective", dict(collective="all_reduce", bytes=tokens * h * 2, dtype="bf16"),
-                scen, count=2, extra=dict(ranks=tp))
+                scen, count=2, extra=dict(ranks=tp), shared=True)
         if phase == "prefill":
-            add(*attention_part(cfg, tp, tokens), scen)
+            add(*attention_part(cfg, tp, tokens), scen, shared=True)
+        if train and tokens in TRAIN_SEQ:
+            # the training step: every token's logits (the LM head on all rows), each GEMM's dgrad
+            # and wgrad, and under TP the backward pass's two all_reduces of the activations' grads
+            for part, op, axes in step_parts(cfg, tp, tokens, tokens):
+                if part == "lm_head":
+                    add(part, op, axes, scen, extra=dict(per="step"), shared="train")
+                    m, n, k = axes["m"], axes["n"], axes["k"]
+                    add("lm_head_dgrad", "gemm", dict(m=m, n=k, k=n, trans_b="n", dtype="bf16", cache="cold"), scen,
+                        "bf16", extra=dict(per="step"), shared="train")
+                    add("lm_head_wgrad", "gemm", dict(m=n, n=k, k=m, trans_a="t", dtype="bf16", cache="cold"), scen,
+                        "bf16", extra=dict(per="step"), shared="train")
+            for part, axes in backward_gemms(cfg, tp, tokens):
+                add(part, "gemm", axes, scen, "bf16", shared="train")
+            if tp > 1:
+                add("all_reduce_backward", "collective",
+                    dict(collective="all_reduce", bytes=tokens * h * 2, dtype="bf16"), scen, count=2,
+                    extra=dict(ranks=tp), shared="train")
             if tp > 1 and "experts" not in cfg:
                 # the attention output GEMM and its all_reduce pipelined in 4 pieces, as the
                 # overlap op measures them; replaces one o and one all_reduce in the overlapped sum
