@@ -296,6 +296,28 @@ def test_model_configs_are_generated():
                 assert f"ranks: {tp}" in line, (path, line)
 
 
+def test_model_dimensions_that_do_not_fit_are_refused_with_their_line(tmp_path):
+    """generate.py refuses a model whose dimensions do not fit (GQA groups, TP splits, a missing
+    field), naming generate.py:LINE of the model, and writes nothing."""
+    src = open(os.path.join(MODELS, "generate.py")).read()
+    lines = src.splitlines()
+    line = next(i + 1 for i, t in enumerate(lines) if t.strip().startswith('"llama3-70b":'))
+    for old, new, says in [("kv_heads=8, head_dim=128, inter=28672", "kv_heads=7, head_dim=128, inter=28672",
+                            "heads 64 is not a multiple of kv_heads 7"),
+                           ("inter=28672, layers=80", "inter=28670, layers=80", "inter 28670 does not split over tp 4"),
+                           ("inter=28672, layers=80", "layers=80", "missing inter")]:
+        assert old in src
+        gen = tmp_path / "generate.py"
+        gen.write_text(src.replace(old, new, 1))
+        out = tmp_path / "out"
+        out.mkdir(exist_ok=True)
+        p = subprocess.run([sys.executable, str(gen), "--dir", str(out)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        assert p.returncode == 2, p.stderr
+        assert f"generate.py:{line}: model llama3-70b: {says}" in p.stderr, p.stderr
+        assert not list(out.iterdir())
+
+
 @pytest.mark.parametrize("config", [os.path.basename(c) for c in _model_configs()])
 def test_model_config_validates(config):
     path = os.path.join(MODELS, config)

@@ -317,9 +317,36 @@ def header(model, cfg, tp, phase):
     ])
 
 
+class ModelConfigError(Exception):
+    pass
+
+
+def check_model(model, cfg):
+    """Raises ModelConfigError naming the model's line in MODELS when its dimensions do not fit
+    together: GQA groups, the tensor-parallel splits of heads, MLP width and vocabulary."""
+    import inspect
+    src = inspect.getsource(sys.modules[__name__]).splitlines()
+    line = next((i + 1 for i, text in enumerate(src) if text.strip().startswith(f'"{model}":')), 0)
+    where = f"{os.path.basename(__file__)}:{line}: model {model}"
+    need = ["hidden", "heads", "layers", "inter", "vocab", "tps"]
+    need += ["q_lora", "kv_lora", "qk_nope", "qk_rope", "v_dim"] if "q_lora" in cfg else ["kv_heads", "head_dim"]
+    missing = [k for k in need if k not in cfg]
+    if missing:
+        raise ModelConfigError(f"{where}: missing {', '.join(missing)}")
+    if "kv_heads" in cfg and cfg["heads"] % cfg["kv_heads"]:
+        raise ModelConfigError(f"{where}: heads {cfg['heads']} is not a multiple of kv_heads {cfg['kv_heads']}")
+    for tp in cfg["tps"]:
+        for key in ("heads", "inter", "vocab"):
+            if cfg[key] % tp:
+                raise ModelConfigError(f"{where}: {key} {cfg[key]} does not split over tp {tp}")
+        if "kv_heads" in cfg and cfg["kv_heads"] > tp and cfg["kv_heads"] % tp:
+            raise ModelConfigError(f"{where}: kv_heads {cfg['kv_heads']} does not split over tp {tp}")
+
+
 def render():
     out = {}
     for model, cfg in MODELS.items():
+        check_model(model, cfg)
         for tp in cfg["tps"]:
             for phase in ("prefill", "decode"):
                 text = header(model, cfg, tp, phase) + "\n" + "\n".join(suite(model, cfg, tp, phase)) + "\n"
@@ -332,8 +359,13 @@ def main():
     ap.add_argument("--check", action="store_true", help="exit 1 if a written config differs")
     ap.add_argument("--dir", default=HERE)
     args = ap.parse_args()
+    try:
+        rendered = render()
+    except ModelConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     stale = []
-    for name, text in render().items():
+    for name, text in rendered.items():
         path = os.path.join(args.dir, name)
         old = open(path).read() if os.path.exists(path) else None
         if old != text:
