@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "kernels/attention/common/attention_case.h"
 #include "kernels/attention/common/block_softmax.cuh"
+#include "kernels/attention/reference/attention_reference.h"
 #include "ops/implementation.h"
 
 namespace genbench {
@@ -115,32 +116,8 @@ class ReferenceCase final : public attention::DeviceAttentionCase {
 
  protected:
   void launch(cudaStream_t st) override {
-    RefParams p{};
-    p.q = q_.get();
-    p.k = k_.get();
-    p.v = v_.get();
-    p.o = o_.get();
-    p.lse = lse_.as<float>();
-    p.cu_q = cu_q_.as<int>();
-    p.cu_k = cu_k_.as<int>();
-    p.heads = static_cast<int>(s_.heads);
-    p.heads_kv = static_cast<int>(s_.heads_kv);
-    p.head_dim = static_cast<int>(s_.head_dim);
-    p.seqlen_q = static_cast<int>(s_.seqlen_q);
-    p.lse_head_stride = rows_q_;
-    p.varlen = s_.varlen;
-    p.causal = s_.causal;
-    p.scale = s_.scale;
-    // The grid covers the padded length; rows beyond a sequence's length return at once, so
-    // a captured graph serves any lengths up to seqlen_q.
-    const dim3 grid(static_cast<unsigned>(s_.seqlen_q), static_cast<unsigned>(s_.heads),
-                    static_cast<unsigned>(s_.batch));
-    switch (s_.dtype) {
-      case DType::fp32: attention_reference_kernel<float><<<grid, kThreads, 0, st>>>(p); break;
-      case DType::fp16: attention_reference_kernel<__half><<<grid, kThreads, 0, st>>>(p); break;
-      default: attention_reference_kernel<__nv_bfloat16><<<grid, kThreads, 0, st>>>(p); break;
-    }
-    GENBENCH_CHECK_LAUNCH();
+    attention_reference_forward(s_, q_.get(), k_.get(), v_.get(), o_.get(), lse_.as<float>(), cu_q_.as<int>(),
+                                cu_k_.as<int>(), rows_q_, st);
   }
   std::string config_name() const override { return "fp32 row-per-block"; }
 };
@@ -159,6 +136,36 @@ class AttentionReferenceCuda final : public Implementation {
 };
 
 }  // namespace
+
+void attention_reference_forward(const AttentionShape& s, const void* q, const void* k, const void* v, void* o,
+                                 float* lse, const int* cu_q, const int* cu_k, long long lse_head_stride,
+                                 cudaStream_t st) {
+  RefParams p{};
+  p.q = q;
+  p.k = k;
+  p.v = v;
+  p.o = o;
+  p.lse = lse;
+  p.cu_q = cu_q;
+  p.cu_k = cu_k;
+  p.heads = static_cast<int>(s.heads);
+  p.heads_kv = static_cast<int>(s.heads_kv);
+  p.head_dim = static_cast<int>(s.head_dim);
+  p.seqlen_q = static_cast<int>(s.seqlen_q);
+  p.lse_head_stride = lse_head_stride;
+  p.varlen = s.varlen;
+  p.causal = s.causal;
+  p.scale = s.scale;
+  // The grid covers the padded length; rows beyond a sequence's length return at once, so
+  // a captured graph serves any lengths up to seqlen_q.
+  const dim3 grid(static_cast<unsigned>(s.seqlen_q), static_cast<unsigned>(s.heads), static_cast<unsigned>(s.batch));
+  switch (s.dtype) {
+    case DType::fp32: attention_reference_kernel<float><<<grid, kThreads, 0, st>>>(p); break;
+    case DType::fp16: attention_reference_kernel<__half><<<grid, kThreads, 0, st>>>(p); break;
+    default: attention_reference_kernel<__nv_bfloat16><<<grid, kThreads, 0, st>>>(p); break;
+  }
+  GENBENCH_CHECK_LAUNCH();
+}
 
 std::unique_ptr<Implementation> make_attention_reference_cuda() { return std::make_unique<AttentionReferenceCuda>(); }
 
