@@ -1,8 +1,10 @@
 #pragma once
 // Building cuDNN operation graphs through the backend API in C: errors, one owned backend
-// descriptor, and a builder of tensors and operations (matmul, pointwise, reduction) that
-// searches cuDNN's heuristic list (mode A) for the first engine configuration that builds an
-// execution plan. Host code; builds with cuDNN only.
+// descriptor, and a builder of tensors and operations (matmul, pointwise, reduction, reshape)
+// that searches cuDNN's heuristic list (mode A) for the first engine configuration that builds
+// an execution plan (find_plan; search_plan adds a record of every configuration tried, the
+// choice of deterministic engines only, or one named engine with knobs). Host code; builds
+// with cuDNN only.
 #include <cudnn.h>
 
 #include <cstdint>
@@ -79,6 +81,29 @@ struct PlanSearch {
   bool failed = false;
   cudnnStatus_t last_status = CUDNN_STATUS_SUCCESS;
   std::string last_detail;
+  // Filled by search_plan only: one line per configuration considered ("#i engine E: status"),
+  // the configurations skipped as nondeterministic, and cuDNN's last error when the heuristics
+  // listed none.
+  std::vector<std::string> tried;
+  std::int64_t skipped_nondeterministic = 0;
+  std::string heuristics_detail;
+
+  // "#0 engine 8: CUDNN_STATUS_NOT_SUPPORTED (...); #1 ..." over the first `max_lines` of `tried`.
+  std::string tried_text(std::size_t max_lines = 8) const {
+    std::string t;
+    for (std::size_t i = 0; i < tried.size() && i < max_lines; ++i) t += (i ? "; " : "") + tried[i];
+    if (tried.size() > max_lines) t += "; ... " + std::to_string(tried.size() - max_lines) + " more";
+    return t;
+  }
+};
+
+// What search_plan may choose: the heuristics' list (mode A), optionally without the engines
+// that carry CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC, or exactly one engine (global index) with
+// the given knob choices, as cudnn-frontend does where it overrides the heuristics.
+struct PlanOptions {
+  bool skip_nondeterministic = false;
+  std::int64_t engine = -1;  // >= 0: this engine only, no heuristics
+  std::vector<std::pair<cudnnBackendKnobType_t, std::int64_t>> knobs;
 };
 
 // Tensors and operations of one graph, kept in place while the graph is built.
@@ -262,6 +287,158 @@ class GraphBuilder {
     if (r.plan) {
       GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(r.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
                                                     1, &n, &r.workspace_bytes));
+    }
+    return r;
+  }
+
+  // Y = X viewed with Y's dimensions and strides (a transpose where the strides swap).
+  void reshape(const Desc& x, const Desc& y) {
+    const cudnnBackendDescriptor_t xd = x.get(), yd = y.get();
+    ops_.emplace_back(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+    ops_.back()
+        .set(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, xd)
+        .set(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, yd)
+        .finalize();
+  }
+
+  // As find_plan, with the choices of `opt` and a record of every configuration considered
+  // (PlanSearch::tried). A configuration that fails is recorded and the next one tried; with
+  // opt.engine set, configs is 1 and plan null when that engine or its knobs do not build.
+  PlanSearch search_plan(cudnnHandle_t handle, const PlanOptions& opt) {
+    PlanSearch r;
+    std::vector<cudnnBackendDescriptor_t> ops;
+    for (const auto& op : ops_) ops.push_back(op.get());
+    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    graph.set_array(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
+        .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
+        .finalize();
+    const cudnnBackendDescriptor_t g = graph.get();
+    auto last_error = []() {
+      char msg[1024] = {0};
+      cudnnGetLastErrorString(msg, sizeof(msg));
+      return std::string(msg);
+    };
+    auto fail = [&](const std::string& what, cudnnStatus_t st) {
+      r.failed = true;
+      r.last_status = st;
+      r.last_detail = last_error();
+      r.tried.push_back(what + ": " + cudnnGetErrorString(st) +
+                        (r.last_detail.empty() ? "" : " (" + r.last_detail.substr(0, 200) + ")"));
+    };
+    std::deque<Desc> keep;  // engine, knob choices and engine configurations, alive until the plan is built
+    std::vector<cudnnBackendDescriptor_t> raw;
+    if (opt.engine >= 0) {
+      r.configs = 1;
+      const std::string what = "engine " + std::to_string(opt.engine);
+      keep.emplace_back(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      const cudnnBackendDescriptor_t e = keep.back().get();
+      cudnnStatus_t st =
+          cudnnBackendSetAttribute(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g);
+      if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &opt.engine);
+      if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(e);
+      if (st != CUDNN_STATUS_SUCCESS) {
+        fail(what, st);
+        return r;
+      }
+      std::vector<cudnnBackendDescriptor_t> choices;
+      for (const auto& [type, value] : opt.knobs) {
+        keep.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+        const cudnnBackendDescriptor_t k = keep.back().get();
+        st = cudnnBackendSetAttribute(k, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
+        if (st == CUDNN_STATUS_SUCCESS)
+          st = cudnnBackendSetAttribute(k, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(k);
+        if (st != CUDNN_STATUS_SUCCESS) {
+          fail(what + " knob " + std::to_string(static_cast<int>(type)) + "=" + std::to_string(value), st);
+          return r;
+        }
+        choices.push_back(k);
+      }
+      keep.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      const cudnnBackendDescriptor_t c = keep.back().get();
+      st = cudnnBackendSetAttribute(c, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &e);
+      if (st == CUDNN_STATUS_SUCCESS && !choices.empty())
+        st = cudnnBackendSetAttribute(c, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                      static_cast<std::int64_t>(choices.size()), choices.data());
+      if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(c);
+      if (st != CUDNN_STATUS_SUCCESS) {
+        fail(what + " config", st);
+        return r;
+      }
+      raw.push_back(c);
+    } else {
+      Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+      const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+      heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, g)
+          .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode)
+          .finalize();
+      std::int64_t n = 0;
+      GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, nullptr));
+      if (n == 0) {
+        r.heuristics_detail = last_error();
+        return r;
+      }
+      for (std::int64_t i = 0; i < n; ++i) {
+        keep.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+        raw.push_back(keep.back().get());
+      }
+      GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &n, raw.data()));
+      raw.resize(static_cast<std::size_t>(n));
+      r.configs = n;
+    }
+    for (std::size_t i = 0; i < raw.size() && !r.plan; ++i) {
+      // The configuration's engine: its global index and numerical notes.
+      bool known = false, nondeterministic = false;
+      std::int64_t index = -1;
+      {
+        Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+        cudnnBackendDescriptor_t e = engine.get();
+        std::int64_t cnt = 0;
+        if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &e) ==
+            CUDNN_STATUS_SUCCESS) {
+          known = cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &index) ==
+                  CUDNN_STATUS_SUCCESS;
+          cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+          std::int64_t n_notes = 0;
+          if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                       CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n_notes, notes) == CUDNN_STATUS_SUCCESS)
+            for (std::int64_t j = 0; j < n_notes && j < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; ++j)
+              if (notes[j] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) nondeterministic = true;
+        }
+      }
+      const std::string what =
+          "#" + std::to_string(i) + " engine " + (known ? std::to_string(index) : std::string("?"));
+      if (opt.skip_nondeterministic && nondeterministic) {
+        ++r.skipped_nondeterministic;
+        r.tried.push_back(what + ": skipped (nondeterministic note)");
+        continue;
+      }
+      cudnnBackendDescriptor_t p_desc = nullptr;
+      cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p_desc);
+      if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendSetAttribute(p_desc, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                      &raw[i]);
+      if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(p_desc);
+      if (st != CUDNN_STATUS_SUCCESS) {
+        fail(what, st);
+        if (p_desc) cudnnBackendDestroyDescriptor(p_desc);
+        continue;
+      }
+      r.plan = p_desc;
+      r.chosen = static_cast<std::int64_t>(i);
+      r.engine_known = known;
+      r.engine_index = index;
+      r.tried.push_back(what + ": built");
+    }
+    if (r.plan) {
+      std::int64_t cnt = 0;
+      GENBENCH_CHECK_CUDNN(cudnnBackendGetAttribute(r.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                                    1, &cnt, &r.workspace_bytes));
     }
     return r;
   }
