@@ -279,7 +279,8 @@ def test_model_configs_are_generated():
         assert "left_out" not in text, path
         for part in ("add_rmsnorm", "rope", "silu_mul", "embedding", "final_norm", "lm_head"):
             assert f"part: {part}," in text or f"part: experts_{part}," in text, (path, part)
-        train_steps = 3 * 2 if "-prefill" in path and "llama" in path else 0  # LM head, its dgrad, wgrad
+        # LM head, its dgrad and wgrad, the embedding's and the final norm's backward, at 2 sequences
+        train_steps = 5 * 2 if "-prefill" in path and "llama" in path else 0
         assert text.count("per: step") == 3 * (3 if "-prefill" in path else 4) + train_steps, path
         tp = int(os.path.basename(path).split("-tp")[1].split("-")[0])
         # dense prefill suites carry the training step: each GEMM's dgrad and wgrad, the parts not
@@ -289,11 +290,54 @@ def test_model_configs_are_generated():
             for part in ("qkv_dgrad", "down_wgrad", "lm_head_wgrad"):
                 assert f"part: {part}," in text, (path, part)
             assert "attention_backward" in text and "params: " in text, path
+            assert _train_missing(path) == {"2048": {"attention_backward"}, "8192": {"attention_backward"}}, path
         else:
             assert "phase: train" not in text, path
         for line in text.splitlines():
             if "part: all_reduce," in line or "part: o_all_reduce," in line:
                 assert f"ranks: {tp}" in line, (path, line)
+
+
+def _train_missing(path):
+    """Per training sequence of a suite: the parts its training layers list (layer_parts*) that no
+    benchmark of the training phase measures (a part of phase train or prefill+train, at that seq,
+    bf16 or without a precision)."""
+    import yaml
+    benches = yaml.safe_load(open(path))["benchmarks"]
+    listed, measured = {}, {}
+    for b in benches:
+        t = b["tags"]
+        if "train" not in str(t["phase"]).split("+") or t.get("precision", "bf16") != "bf16":
+            continue
+        seq = str(t["seq"])
+        measured.setdefault(seq, set()).add(t["part"])
+        for k, v in t.items():
+            if k == "layer_parts" or k.startswith("layer_parts_"):
+                listed.setdefault(seq, set()).update(str(v).split("+"))
+    return {seq: listed[seq] - measured.get(seq, set()) for seq in listed}
+
+
+def test_training_step_lacks_only_the_attention_backward():
+    """The training layers of the dense prefill suites measure every part but the attention's
+    backward (its own op, still to come): the pointwise parts' backward are pointwise benchmarks
+    at the forward parts' shapes, the embedding's and final norm's once a step."""
+    import yaml
+    path = os.path.join(MODELS, "llama3-70b-tp2-prefill.yaml")
+    assert _train_missing(path) == {"2048": {"attention_backward"}, "8192": {"attention_backward"}}
+    by_name = {b["name"]: b for b in yaml.safe_load(open(path))["benchmarks"]}
+    want = {"train-add-rmsnorm-backward-seq2048": (dict(kind="add_rmsnorm_backward", rows=2048, hidden=8192), 2),
+            "train-rope-backward-seq2048": (dict(kind="rope_backward", rows=2048, heads=32, heads_kv=4, head_dim=128),
+                                            1),
+            "train-silu-mul-backward-seq2048": (dict(kind="silu_mul_backward", rows=2048, hidden=14336), 1),
+            "train-final-norm-backward-seq2048": (dict(kind="rmsnorm_backward", rows=2048, hidden=8192), 1),
+            "train-embedding-backward-seq2048": (dict(kind="embedding_backward", rows=2048, hidden=8192,
+                                                      vocab=128256), 1)}
+    for name, (axes, count) in want.items():
+        b = by_name[name]
+        assert b["op"] == "pointwise" and b["implementations"] == ["cuda"], name
+        assert {k: b["axes"][k] for k in axes} == axes, name
+        assert b["tags"]["phase"] == "train" and b["tags"]["count"] == count, name
+        assert b["tags"].get("per", "layer") == ("step" if "embedding" in name or "final" in name else "layer"), name
 
 
 def test_model_dimensions_that_do_not_fit_are_refused_with_their_line(tmp_path):

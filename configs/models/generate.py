@@ -38,10 +38,11 @@ MODELS = {
 PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
 TRAIN_SEQ = [2048, 8192]                                # training step of one sequence (dense models)
 # Backward parts no op measures yet: listed in the training layer, so it is reported incomplete
-# (missing) until they are, never summed without them.
-TRAIN_UNMEASURED = [("attention_backward", 1), ("add_rmsnorm_backward", 2), ("rope_backward", 1),
-                    ("silu_mul_backward", 1)]
-STEP_UNMEASURED = ["embedding_backward", "final_norm_backward"]
+# (missing) until they are, never summed without them. The pointwise parts' backward is measured
+# (pointwise_backward_parts, step_backward_parts); the attention's is the attention_backward op's,
+# still to come.
+TRAIN_UNMEASURED = [("attention_backward", 1)]
+STEP_UNMEASURED = []
 DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
 PRECISIONS = ["bf16", "fp8", "int4"]
 
@@ -119,6 +120,23 @@ def pointwise_parts(cfg, tp, tokens):
     return out
 
 
+def pointwise_backward_parts(cfg, tp, tokens):
+    """The backward of the layer's memory-bound parts in training (dense models, bf16), each at its
+    forward part's shape (pointwise_parts): the two add_rmsnorms' backward (the residual stream's
+    gradient added in, count 2), rope's inverse rotation of dQ and dK, SiLU x up's backward."""
+    return [(f"{part}_backward", dict(axes, kind=f"{axes['kind']}_backward"), count)
+            for part, axes, count in pointwise_parts(cfg, tp, tokens)]
+
+
+def step_backward_parts(cfg, tp, tokens):
+    """The backward of the pointwise parts that run once a step: the embedding's scatter-add of
+    every token's gradient into the (fp32) table of the whole vocabulary, the final norm's
+    backward (rmsnorm_backward: no residual add)."""
+    h, v = cfg["hidden"], cfg["vocab"]
+    return [("embedding_backward", dict(kind="embedding_backward", rows=tokens, hidden=h, vocab=v, dtype="bf16")),
+            ("final_norm_backward", dict(kind="rmsnorm_backward", rows=tokens, hidden=h, dtype="bf16"))]
+
+
 def step_parts(cfg, tp, tokens, logits):
     """Parts that run once a step, not once a layer (tag per: step): the embedding gather, the
     final norm, and the LM head (vocab-parallel: n = vocab / TP) on the `logits` rows that are
@@ -176,8 +194,10 @@ def train_parts(cfg, tp):
     names += [p for p, _, _ in pointwise_parts(cfg, tp, 1)]
     if tp > 1:
         names += ["all_reduce", "all_reduce_backward"]
-    names += [p for p, _ in backward_gemms(cfg, tp, 1)] + [p for p, _ in TRAIN_UNMEASURED]
-    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)] + ["lm_head_dgrad", "lm_head_wgrad"] + STEP_UNMEASURED
+    names += [p for p, _ in backward_gemms(cfg, tp, 1)] + [p for p, _, _ in pointwise_backward_parts(cfg, tp, 1)]
+    names += [p for p, _ in TRAIN_UNMEASURED]
+    names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)] + ["lm_head_dgrad", "lm_head_wgrad"]
+    names += [p for p, _ in step_backward_parts(cfg, tp, 1)] + STEP_UNMEASURED
     return _chunked(names)
 
 
@@ -269,7 +289,8 @@ def suite(model, cfg, tp, phase):
             add(*attention_part(cfg, tp, tokens), scen, shared=True)
         if train and tokens in TRAIN_SEQ:
             # the training step: every token's logits (the LM head on all rows), each GEMM's dgrad
-            # and wgrad, and under TP the backward pass's two all_reduces of the activations' grads
+            # and wgrad, the pointwise parts' backward, and under TP the backward pass's two
+            # all_reduces of the activations' grads
             for part, op, axes in step_parts(cfg, tp, tokens, tokens):
                 if part == "lm_head":
                     add(part, op, axes, scen, extra=dict(per="step"), shared="train")
@@ -280,6 +301,11 @@ def suite(model, cfg, tp, phase):
                         "bf16", extra=dict(per="step"), shared="train")
             for part, axes in backward_gemms(cfg, tp, tokens):
                 add(part, "gemm", axes, scen, "bf16", shared="train")
+            # the backward of the pointwise parts: per layer, and once a step (embedding, final norm)
+            for part, axes, count in pointwise_backward_parts(cfg, tp, tokens):
+                add(part, "pointwise", axes, scen, count=count, shared="train")
+            for part, axes in step_backward_parts(cfg, tp, tokens):
+                add(part, "pointwise", axes, scen, extra=dict(per="step"), shared="train")
             if tp > 1:
                 add("all_reduce_backward", "collective",
                     dict(collective="all_reduce", bytes=tokens * h * 2, dtype="bf16"), scen, count=2,

@@ -1,7 +1,9 @@
-"""End to end: configs/pointwise-host.yaml (the pointwise op's host reference: every kind, bf16
-and fp16, widths that are not multiples of 8) through the binary on the host backend, one rank;
-every point validated and timed, its bytes as docs/pointwise.md counts them."""
+"""End to end: configs/pointwise-host.yaml (the pointwise op's host reference: every kind, forward
+and backward, bf16 and fp16, widths that are not multiples of 8, embedding_backward with repeated
+ids) through the binary on the host backend, one rank; every point validated and timed, its bytes
+as docs/pointwise.md counts them."""
 import json
+import math
 import os
 import subprocess
 
@@ -12,13 +14,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.environ.get("GENBENCH_BIN", os.path.join(ROOT, "build", "bin", "genbench"))
 
 
-def expected_bytes(kind, rows, hidden, e=2):
+FORWARD = ["rmsnorm", "add_rmsnorm", "rope", "silu_mul", "embedding"]
+KINDS = FORWARD + [k + "_backward" for k in FORWARD]
+
+
+def expected_bytes(kind, rows, hidden, vocab, e=2):
     heads, heads_kv, head_dim, positions = 4, 2, 32, 4096
+    rope = e * 2 * rows * (heads + heads_kv) * head_dim + 4 * rows + 4 * head_dim * min(rows, positions)
+    touched = vocab * (1 - (1 - 1 / vocab) ** rows)  # distinct ids expected among the rows' draws
     return {"rmsnorm": e * (2 * rows * hidden + hidden),
             "add_rmsnorm": e * (4 * rows * hidden + hidden),
-            "rope": e * 2 * rows * (heads + heads_kv) * head_dim + 4 * rows + 4 * head_dim * min(rows, positions),
+            "rope": rope,
             "silu_mul": e * 3 * rows * hidden,
-            "embedding": e * 2 * rows * hidden + 4 * rows}[kind]
+            "embedding": e * 2 * rows * hidden + 4 * rows,
+            "rmsnorm_backward": e * (3 * rows * hidden + hidden) + 4 * hidden,
+            "add_rmsnorm_backward": e * (4 * rows * hidden + hidden) + 4 * hidden,
+            "rope_backward": rope,
+            "silu_mul_backward": e * 5 * rows * hidden,
+            "embedding_backward": e * rows * hidden + 4 * rows + 4 * touched * hidden}[kind]
+
+
+def _s(v):
+    return v.decode() if isinstance(v, bytes) else v
 
 
 def test_pointwise_host_config(tmp_path):
@@ -29,20 +46,31 @@ def test_pointwise_host_config(tmp_path):
     with h5py.File(out, "r") as f:
         g = f["benchmarks/pointwise-host"]
         points = g["points"][()]
-        assert len(points) == 5 * 2 * 2 * 2  # kinds x rows x widths x dtypes
-        status = [s.decode() if isinstance(s, bytes) else s for s in points["status"]]
+        assert len(points) == 10 * 2 * 2 * 2  # kinds x rows x widths x dtypes
+        status = [_s(s) for s in points["status"]]
         assert status == ["ok"] * len(points), status
         assert (points["validation_error"] <= points["validation_tolerance"]).all()
-        kinds = {k.decode() if isinstance(k, bytes) else k for k in points["kind"]}
-        assert kinds == {"rmsnorm", "add_rmsnorm", "rope", "silu_mul", "embedding"}
+        kinds = {_s(k) for k in points["kind"]}
+        assert kinds == set(KINDS)
+        # the backward kinds are held to twice the forward's tolerance (docs/pointwise.md)
         for r in points:
-            kind = r["kind"].decode() if isinstance(r["kind"], bytes) else r["kind"]
-            want = expected_bytes(kind, int(r["rows"]), int(r["hidden"]))
-            assert r["work_bytes"] == want and r["bytes"] == want, (kind, r["rows"], r["hidden"])
+            kind = _s(r["kind"])
+            tol = 2.0 ** (-8 if _s(r["dtype"]) == "bf16" else -11) * (2 if kind.endswith("_backward") else 1)
+            assert r["validation_tolerance"] == (0 if kind == "embedding" else tol), kind
+        repeated = f["benchmarks/pointwise-host-repeated-ids/points"][()]
+        assert len(repeated) == 2 * 2 * 2
+        assert [_s(s) for s in repeated["status"]] == ["ok"] * len(repeated)
+        for r in list(points) + list(repeated):
+            kind = _s(r["kind"])
+            want = expected_bytes(kind, int(r["rows"]), int(r["hidden"]), int(r["vocab"]))
+            assert r["work_bytes"] == pytest.approx(want, rel=1e-12), (kind, r["rows"], r["hidden"])
+            assert r["bytes"] == r["work_bytes"]
             assert r["GBps"] > 0
         desc = json.loads(g.attrs["op_description"])
         assert desc["op"] == "pointwise" and desc["headline"] == "GBps"
         assert desc["plot"]["ceiling_line"] == "copy_GBps"
+        assert math.isclose(expected_bytes("embedding_backward", 70, 64, 3), 2 * 70 * 64 + 280 + 4 * 3 * 64,
+                            rel_tol=1e-12)  # 70 draws of 3 ids: every row touched
 
 
 def test_layer_host_config(tmp_path):

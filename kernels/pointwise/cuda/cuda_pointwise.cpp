@@ -1,7 +1,9 @@
 // pointwise/cuda on the cuda backend: our kernels (pointwise_kernels.h) on device buffers filled
-// on the GPU. Validation refills the inputs (rope and add_rmsnorm update theirs in place), reads
-// the sampled rows' inputs back, poisons the outputs, runs once and checks the rows' outputs
-// against double math (kernels/pointwise/common).
+// on the GPU. Validation refills the inputs (rope kinds and add_rmsnorm update theirs in place;
+// embedding_backward's gradient table is zeroed), reads the sampled rows' inputs back, poisons the
+// outputs (dx, dw), runs once and checks the rows' outputs against double math
+// (kernels/pointwise/common). Timed calls of embedding_backward keep adding into the table, as
+// gradient accumulation does: zeroing it is the optimizer's work, not the kernel's.
 #include <memory>
 
 #include "backend/cuda/check.h"
@@ -23,16 +25,26 @@ class PointwiseCudaCase final : public Case {
     stream_ = be.stream();
     const std::size_t e = dtype_size(s.dtype);
     const auto n = [](std::int64_t r, std::int64_t w) { return static_cast<std::size_t>(r * w); };
-    a_elems_ = s.kind == PointwiseKind::embedding ? n(s.vocab, s.hidden) : n(s.rows, s.in_width());
-    a_ = ctx.backend.allocate(e * a_elems_);
-    if (s.kind == PointwiseKind::add_rmsnorm) b_ = ctx.backend.allocate(e * n(s.rows, s.hidden));
-    if (s.kind != PointwiseKind::rope) y_ = ctx.backend.allocate(e * n(s.rows, s.out_width()));
-    if (s.kind == PointwiseKind::rmsnorm || s.kind == PointwiseKind::add_rmsnorm) {
+    const PointwiseKind k = s.kind;
+    const bool table = k == PointwiseKind::embedding || k == PointwiseKind::embedding_backward;
+    a_elems_ = table ? n(s.vocab, s.hidden) : n(s.rows, s.in_width());
+    a_ = ctx.backend.allocate((k == PointwiseKind::embedding_backward ? sizeof(float) : e) * a_elems_);
+    if (k == PointwiseKind::add_rmsnorm || is_norm_backward(k) || k == PointwiseKind::silu_mul_backward ||
+        k == PointwiseKind::embedding_backward)
+      b_ = ctx.backend.allocate(e * n(s.rows, s.hidden));
+    if (k == PointwiseKind::add_rmsnorm_backward) c_ = ctx.backend.allocate(e * n(s.rows, s.hidden));
+    if (!is_rope(k) && k != PointwiseKind::embedding_backward) y_ = ctx.backend.allocate(e * n(s.rows, s.out_width()));
+    if (is_norm_backward(k)) {
+      blocks_ = pointwise::rmsnorm_backward_blocks(s.rows, s.hidden, k == PointwiseKind::add_rmsnorm_backward, s.dtype);
+      dw_ = ctx.backend.allocate(sizeof(float) * static_cast<std::size_t>(s.hidden));
+      partial_ = ctx.backend.allocate(sizeof(float) * n(blocks_, s.hidden));
+    }
+    if (k == PointwiseKind::rmsnorm || k == PointwiseKind::add_rmsnorm || is_norm_backward(k)) {
       w_ = ctx.backend.allocate(e * static_cast<std::size_t>(s.hidden));
       fill_normal_device(w_.get(), s.hidden, seed_ + 3, s.dtype, 1.0f, stream_);
       weight_ = read(w_, 0, s.hidden);
     }
-    if (s.kind == PointwiseKind::rope) {
+    if (is_rope(k)) {
       pointwise::rope_table(s.head_dim, cos_, sin_);
       cos_d_ = ctx.backend.allocate(cos_.size() * sizeof(float));
       sin_d_ = ctx.backend.allocate(sin_.size() * sizeof(float));
@@ -66,16 +78,37 @@ class PointwiseCudaCase final : public Case {
       case PointwiseKind::embedding:
         pointwise::embedding(index_d_.as<std::int32_t>(), a_.get(), y_.get(), s_.rows, s_.hidden, s_.dtype, stream_);
         break;
+      case PointwiseKind::rmsnorm_backward:
+      case PointwiseKind::add_rmsnorm_backward:
+        pointwise::rmsnorm_backward(a_.get(), w_.get(), b_.get(), c_.get(), y_.get(), dw_.as<float>(),
+                                    partial_.as<float>(), blocks_, s_.rows, s_.hidden, PointwiseShape::kEps, s_.dtype,
+                                    stream_);
+        break;
+      case PointwiseKind::rope_backward:
+        pointwise::rope(a_.get(), index_d_.as<std::int32_t>(), cos_d_.as<float>(), sin_d_.as<float>(), s_.rows,
+                        s_.rope_width(), s_.head_dim, s_.dtype, stream_, true);
+        break;
+      case PointwiseKind::silu_mul_backward:
+        pointwise::silu_mul_backward(a_.get(), b_.get(), y_.get(), s_.rows, s_.hidden, s_.dtype, stream_);
+        break;
+      case PointwiseKind::embedding_backward:
+        pointwise::embedding_backward(index_d_.as<std::int32_t>(), b_.get(), a_.as<float>(), s_.rows, s_.hidden,
+                                      s_.dtype, stream_);
+        break;
     }
   }
 
   Validation validate() override {
-    fill_inputs();  // rope and add_rmsnorm update their inputs in place
+    fill_inputs();  // rope kinds and add_rmsnorm update their inputs in place; the gradient table zeroed
     const auto read = [this](pointwise::Buffer which, std::int64_t at, std::int64_t n) {
-      return this->read(which == pointwise::Buffer::a ? a_ : which == pointwise::Buffer::b ? b_ : y_, at, n);
+      using pointwise::Buffer;
+      if (which == Buffer::dw) return read_f32(dw_, at, n);
+      if (which == Buffer::a && s_.kind == PointwiseKind::embedding_backward) return read_f32(a_, at, n);
+      return this->read(which == Buffer::a ? a_ : which == Buffer::b ? b_ : which == Buffer::c ? c_ : y_, at, n);
     };
     return pointwise::validate_rows(s_, index_, cos_, sin_, weight_, read, [this] {
-      if (y_.get()) GENBENCH_CHECK_CUDA(cudaMemsetAsync(y_.get(), 0xff, y_.bytes(), stream_));  // NaN (fp16, bf16)
+      for (const DeviceBuffer* out : {&y_, &dw_})  // all ones: NaN in fp16, bf16 and fp32
+        if (out->get()) GENBENCH_CHECK_CUDA(cudaMemsetAsync(out->get(), 0xff, out->bytes(), stream_));
       run();
       GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
     });
@@ -83,8 +116,20 @@ class PointwiseCudaCase final : public Case {
 
  private:
   void fill_inputs() {
-    fill_normal_device(a_.get(), static_cast<std::int64_t>(a_elems_), seed_ + 1, s_.dtype, 1.0f, stream_);
+    if (s_.kind == PointwiseKind::embedding_backward)
+      GENBENCH_CHECK_CUDA(cudaMemsetAsync(a_.get(), 0, a_.bytes(), stream_));
+    else fill_normal_device(a_.get(), static_cast<std::int64_t>(a_elems_), seed_ + 1, s_.dtype, 1.0f, stream_);
     if (b_.get()) fill_normal_device(b_.get(), s_.rows * s_.hidden, seed_ + 2, s_.dtype, 1.0f, stream_);
+    if (c_.get()) fill_normal_device(c_.get(), s_.rows * s_.hidden, seed_ + 4, s_.dtype, 1.0f, stream_);
+  }
+
+  // Elements [at, at + n) of an fp32 device buffer.
+  std::vector<float> read_f32(const DeviceBuffer& buf, std::int64_t at, std::int64_t n) const {
+    std::vector<float> out(static_cast<std::size_t>(n));
+    GENBENCH_CHECK_CUDA(
+        cudaMemcpyAsync(out.data(), buf.as<float>() + at, out.size() * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream_));
+    return out;
   }
 
   // Elements [at, at + n) of a device buffer of the point's dtype, as floats.
@@ -103,7 +148,8 @@ class PointwiseCudaCase final : public Case {
   std::uint64_t seed_;
   cudaStream_t stream_ = nullptr;
   std::size_t a_elems_ = 0;
-  DeviceBuffer a_, b_, y_, w_, cos_d_, sin_d_, index_d_;
+  int blocks_ = 0;  // rmsnorm_backward's blocks, the rows of partial_
+  DeviceBuffer a_, b_, c_, y_, w_, dw_, partial_, cos_d_, sin_d_, index_d_;
   std::vector<float> weight_, cos_, sin_;
   std::vector<std::int32_t> index_;
 };
@@ -112,8 +158,9 @@ class PointwiseCuda final : public Implementation {
  public:
   std::string can_implement(const Point& p, const Context&) const override {
     const auto s = PointwiseShape::from(p);
-    if (s.kind == PointwiseKind::rmsnorm || s.kind == PointwiseKind::add_rmsnorm)
-      return pointwise::rmsnorm_unsupported(s.hidden);
+    if (s.kind == PointwiseKind::rmsnorm || s.kind == PointwiseKind::add_rmsnorm || is_norm_backward(s.kind))
+      return pointwise::rmsnorm_unsupported(s.hidden,
+                                            is_norm_backward(s.kind) ? pointwise_kind_name(s.kind) : "rmsnorm");
     return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {

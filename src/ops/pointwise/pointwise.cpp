@@ -1,6 +1,7 @@
 #include "ops/pointwise/pointwise.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/strings.h"
 
@@ -8,12 +9,22 @@ namespace genbench {
 
 namespace {
 const std::vector<std::string>& kind_names() {
-  static const std::vector<std::string> v{"rmsnorm", "add_rmsnorm", "rope", "silu_mul", "embedding"};
+  static const std::vector<std::string> v{
+      "rmsnorm",          "add_rmsnorm",          "rope",          "silu_mul",          "embedding",
+      "rmsnorm_backward", "add_rmsnorm_backward", "rope_backward", "silu_mul_backward", "embedding_backward"};
   return v;
 }
 }  // namespace
 
 const char* pointwise_kind_name(PointwiseKind k) { return kind_names()[static_cast<std::size_t>(k)].c_str(); }
+
+bool is_backward(PointwiseKind k) { return k >= PointwiseKind::rmsnorm_backward; }  // listed after the forward
+
+bool is_rope(PointwiseKind k) { return k == PointwiseKind::rope || k == PointwiseKind::rope_backward; }
+
+bool is_norm_backward(PointwiseKind k) {
+  return k == PointwiseKind::rmsnorm_backward || k == PointwiseKind::add_rmsnorm_backward;
+}
 
 PointwiseShape PointwiseShape::from(const Point& p) {
   namespace a = pointwise_axis;
@@ -32,13 +43,23 @@ PointwiseShape PointwiseShape::from(const Point& p) {
 
 std::int64_t PointwiseShape::in_width() const {
   switch (kind) {
-    case PointwiseKind::rope: return rope_width();
-    case PointwiseKind::silu_mul: return 2 * hidden;
+    case PointwiseKind::rope:
+    case PointwiseKind::rope_backward: return rope_width();
+    case PointwiseKind::silu_mul:
+    case PointwiseKind::silu_mul_backward: return 2 * hidden;
     default: return hidden;
   }
 }
 
-std::int64_t PointwiseShape::out_width() const { return kind == PointwiseKind::rope ? rope_width() : hidden; }
+std::int64_t PointwiseShape::out_width() const {
+  if (is_rope(kind)) return rope_width();
+  return kind == PointwiseKind::silu_mul_backward ? 2 * hidden : hidden;
+}
+
+double PointwiseShape::touched_rows() const {
+  const double v = static_cast<double>(vocab);
+  return -v * std::expm1(static_cast<double>(rows) * std::log1p(-1.0 / v));
+}
 
 double PointwiseShape::bytes() const {
   const double e = static_cast<double>(dtype_size(dtype)), r = static_cast<double>(rows),
@@ -48,7 +69,8 @@ double PointwiseShape::bytes() const {
       return e * (2 * r * h + h);
     case PointwiseKind::add_rmsnorm:  // x and r in, r and y out
       return e * (4 * r * h + h);
-    case PointwiseKind::rope: {  // Q and K in and out, a position a row, the table rows in use
+    case PointwiseKind::rope:
+    case PointwiseKind::rope_backward: {  // Q and K in and out, a position a row, the table rows in use
       const double table = static_cast<double>(std::min(rows, kPositions)) * static_cast<double>(head_dim) * 4;
       return e * 2 * r * static_cast<double>(rope_width()) + 4 * r + table;
     }
@@ -56,6 +78,14 @@ double PointwiseShape::bytes() const {
       return e * 3 * r * h;
     case PointwiseKind::embedding:  // one table row and one id in, one row out, per token
       return e * 2 * r * h + 4 * r;
+    case PointwiseKind::rmsnorm_backward:  // x and dy in, dx out, the weights once, dw (fp32) out
+      return e * (3 * r * h + h) + 4 * h;
+    case PointwiseKind::add_rmsnorm_backward:  // s, dy and dr_in in, dx out, the weights, dw (fp32)
+      return e * (4 * r * h + h) + 4 * h;
+    case PointwiseKind::silu_mul_backward:  // g, u and dy in, dg and du out
+      return e * 5 * r * h;
+    case PointwiseKind::embedding_backward:  // dy and the ids in, the touched fp32 table rows out
+      return e * r * h + 4 * r + 4 * touched_rows() * h;
   }
   return 0;
 }
@@ -67,8 +97,8 @@ class PointwiseOp final : public Op {
   std::string name() const override { return "pointwise"; }
 
   std::string summary() const override {
-    return "a layer's memory-bound parts: rmsnorm (residual add fused or not), rope, silu_mul, embedding gather "
-           "(GB/s vs the copy ceiling)";
+    return "a layer's memory-bound parts: rmsnorm (residual add fused or not), rope, silu_mul, embedding gather, "
+           "and their backward (GB/s vs the copy ceiling)";
   }
 
   std::vector<AxisSpec> define_axes() const override {
@@ -96,8 +126,8 @@ class PointwiseOp final : public Op {
 
   std::string check(const Point& p, int) const override {
     const auto s = PointwiseShape::from(p);
-    if (s.kind == PointwiseKind::rope && s.head_dim % 2 != 0)
-      return strprintf("rope needs an even head_dim (pairs i, i + head_dim/2); got %lld",
+    if (is_rope(s.kind) && s.head_dim % 2 != 0)
+      return strprintf("%s needs an even head_dim (pairs i, i + head_dim/2); got %lld", pointwise_kind_name(s.kind),
                        static_cast<long long>(s.head_dim));
     return "";
   }
@@ -136,11 +166,13 @@ class PointwiseOp final : public Op {
     const auto ll = [](std::int64_t x) { return static_cast<long long>(x); };
     switch (s.kind) {
       case PointwiseKind::rope:
-        return strprintf("rope %s rows=%lld h=%lld/%lld d=%lld", dtype_name(s.dtype), ll(s.rows), ll(s.heads),
-                         ll(s.heads_kv), ll(s.head_dim));
+      case PointwiseKind::rope_backward:
+        return strprintf("%s %s rows=%lld h=%lld/%lld d=%lld", pointwise_kind_name(s.kind), dtype_name(s.dtype),
+                         ll(s.rows), ll(s.heads), ll(s.heads_kv), ll(s.head_dim));
       case PointwiseKind::embedding:
-        return strprintf("embedding %s rows=%lld hidden=%lld vocab=%lld", dtype_name(s.dtype), ll(s.rows), ll(s.hidden),
-                         ll(s.vocab));
+      case PointwiseKind::embedding_backward:
+        return strprintf("%s %s rows=%lld hidden=%lld vocab=%lld", pointwise_kind_name(s.kind), dtype_name(s.dtype),
+                         ll(s.rows), ll(s.hidden), ll(s.vocab));
       default:
         return strprintf("%s %s rows=%lld hidden=%lld", pointwise_kind_name(s.kind), dtype_name(s.dtype), ll(s.rows),
                          ll(s.hidden));

@@ -1,7 +1,9 @@
-// GPU tests of pointwise/cuda (kernels/pointwise/cuda): every kind at both dtypes, prepared
-// through the registry and validated (sampled rows against double math, outputs poisoned first),
+// GPU tests of pointwise/cuda (kernels/pointwise/cuda): every kind, forward and backward, at both
+// dtypes, prepared through the registry and validated (sampled rows against double math, outputs
+// poisoned first; dw over every row; embedding_backward's table zeroed, untouched rows checked),
 // at Llama-3 widths, widths that are not multiples of 8 (the one-element path), one row and row
-// counts that are not multiples of a block; the widths rmsnorm refuses. Skipped without a GPU.
+// counts that are not multiples of a block (rmsnorm_backward: more rows than its blocks, so a
+// block sums several rows' dw); repeated ids; the widths the norms refuse. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -80,14 +82,60 @@ TEST_F(PointwiseGpu, RopeSiluAndEmbedding) {
   }
 }
 
+TEST_F(PointwiseGpu, NormsBackwardAtModelAndOddWidths) {
+  for (const char* kind : {"rmsnorm_backward", "add_rmsnorm_backward"})
+    for (const char* dt : {"bf16", "fp16"})
+      for (const std::int64_t hidden : {4096, 7168, 8192, 512, 1000, 4095, 16384, 32768})
+        for (const std::int64_t rows : {1, 67, 4099})
+          check({{"kind", std::string(kind)}, {"rows", I(rows)}, {"hidden", I(hidden)}, {"dtype", std::string(dt)}});
+  // a training step's rows: each block sums dw over many rows
+  check({{"kind", std::string("add_rmsnorm_backward")}, {"rows", I(16384)}, {"hidden", I(4096)}});
+}
+
+TEST_F(PointwiseGpu, RopeSiluAndEmbeddingBackward) {
+  for (const char* dt : {"bf16", "fp16"}) {
+    for (const std::int64_t rows : {1, 67, 8193}) {
+      check({{"kind", std::string("rope_backward")},
+             {"rows", I(rows)},
+             {"heads", I(32)},
+             {"heads_kv", I(8)},
+             {"head_dim", I(128)},
+             {"dtype", std::string(dt)}});
+      check({{"kind", std::string("rope_backward")},
+             {"rows", I(rows)},
+             {"heads", I(3)},
+             {"heads_kv", I(0)},
+             {"head_dim", I(22)},
+             {"dtype", std::string(dt)}});
+      for (const std::int64_t hidden : {14336, 3584, 1001})
+        check({{"kind", std::string("silu_mul_backward")},
+               {"rows", I(rows)},
+               {"hidden", I(hidden)},
+               {"dtype", std::string(dt)}});
+      // the Llama-3 vocabulary (few repeats), and 7 ids (nearly every row adds into a shared one)
+      for (const std::int64_t vocab : {128256, 7})
+        for (const std::int64_t hidden : {4096, 1001})
+          check({{"kind", std::string("embedding_backward")},
+                 {"rows", I(rows)},
+                 {"hidden", I(hidden)},
+                 {"vocab", I(vocab)},
+                 {"dtype", std::string(dt)}});
+    }
+  }
+}
+
 TEST_F(PointwiseGpu, RmsnormRefusesRowsItCannotHold) {
   const Implementation* im = Registry::instance().find("pointwise", "cuda", BackendKind::cuda);
   ASSERT_NE(im, nullptr);
   Context ctx{*backend_, test::comm(), 1};
-  for (const std::int64_t hidden : {32776, 4097}) {
-    const Point p = test::point_with(pointwise_op(), "cuda", {{"kind", std::string("rmsnorm")}, {"hidden", I(hidden)}});
-    EXPECT_NE(im->can_implement(p, ctx).find("registers"), std::string::npos) << hidden;
-  }
+  for (const char* kind : {"rmsnorm", "add_rmsnorm", "rmsnorm_backward", "add_rmsnorm_backward"})
+    for (const std::int64_t hidden : {32776, 4097}) {
+      const Point p = test::point_with(pointwise_op(), "cuda", {{"kind", std::string(kind)}, {"hidden", I(hidden)}});
+      const std::string why = im->can_implement(p, ctx);
+      EXPECT_NE(why.find("registers"), std::string::npos) << kind << " " << hidden;
+      EXPECT_NE(why.find(std::string(kind).find("backward") != std::string::npos ? kind : "rmsnorm"), std::string::npos)
+          << why;
+    }
 }
 
 }  // namespace
