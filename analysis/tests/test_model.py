@@ -290,7 +290,7 @@ def test_model_configs_are_generated():
             for part in ("qkv_dgrad", "down_wgrad", "lm_head_wgrad"):
                 assert f"part: {part}," in text, (path, part)
             assert "attention_backward" in text and "params: " in text, path
-            assert _train_missing(path) == {"2048": {"attention_backward"}, "8192": {"attention_backward"}}, path
+            assert _train_missing(path) == {"2048": set(), "8192": set()}, path
         else:
             assert "phase: train" not in text, path
         for line in text.splitlines():
@@ -317,14 +317,19 @@ def _train_missing(path):
     return {seq: listed[seq] - measured.get(seq, set()) for seq in listed}
 
 
-def test_training_step_lacks_only_the_attention_backward():
-    """The training layers of the dense prefill suites measure every part but the attention's
-    backward (its own op, still to come): the pointwise parts' backward are pointwise benchmarks
-    at the forward parts' shapes, the embedding's and final norm's once a step."""
+def test_training_step_measures_every_part():
+    """The training layers of the dense prefill suites measure every part: the attention's
+    backward is an attention_backward benchmark at the forward attention's shape (our fused fa2),
+    the pointwise parts' backward are pointwise benchmarks at the forward parts' shapes, the
+    embedding's and final norm's once a step."""
     import yaml
     path = os.path.join(MODELS, "llama3-70b-tp2-prefill.yaml")
-    assert _train_missing(path) == {"2048": {"attention_backward"}, "8192": {"attention_backward"}}
+    assert _train_missing(path) == {"2048": set(), "8192": set()}
     by_name = {b["name"]: b for b in yaml.safe_load(open(path))["benchmarks"]}
+    att = by_name["train-attention-backward-seq2048"]
+    assert att["op"] == "attention_backward" and att["implementations"] == ["fa2"]
+    assert att["axes"] == by_name[next(n for n in by_name if n.startswith("attention-seq2048"))]["axes"]
+    assert att["tags"]["phase"] == "train" and att["tags"]["count"] == 1
     want = {"train-add-rmsnorm-backward-seq2048": (dict(kind="add_rmsnorm_backward", rows=2048, hidden=8192), 2),
             "train-rope-backward-seq2048": (dict(kind="rope_backward", rows=2048, heads=32, heads_kv=4, head_dim=128),
                                             1),

@@ -38,15 +38,15 @@ MODELS = {
 PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
 TRAIN_SEQ = [2048, 8192]                                # training step of one sequence (dense models)
 # Backward parts no op measures yet: listed in the training layer, so it is reported incomplete
-# (missing) until they are, never summed without them. The pointwise parts' backward is measured
-# (pointwise_backward_parts, step_backward_parts); the attention's is the attention_backward op's,
-# still to come.
-TRAIN_UNMEASURED = [("attention_backward", 1)]
+# (missing) until they are, never summed without them. Every part is measured today: the
+# pointwise parts' backward (pointwise_backward_parts, step_backward_parts) and the attention's
+# (the attention_backward op).
+TRAIN_UNMEASURED = []
 STEP_UNMEASURED = []
 DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
 PRECISIONS = ["bf16", "fp8", "int4"]
 
-GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3",
+GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3", "attention_backward": "fa2",
             "grouped_gemm": "cublas_grouped", "collective": "nccl", "overlap": "cuda", "pointwise": "cuda"}
 TIMING = "{warmup: 3, min_iterations: 5, max_iterations: 100, min_time: 0.01, max_time: 0.3, target_noise: 0.02}"
 
@@ -195,7 +195,7 @@ def train_parts(cfg, tp):
     if tp > 1:
         names += ["all_reduce", "all_reduce_backward"]
     names += [p for p, _ in backward_gemms(cfg, tp, 1)] + [p for p, _, _ in pointwise_backward_parts(cfg, tp, 1)]
-    names += [p for p, _ in TRAIN_UNMEASURED]
+    names += ["attention_backward"] + [p for p, _ in TRAIN_UNMEASURED]
     names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)] + ["lm_head_dgrad", "lm_head_wgrad"]
     names += [p for p, _ in step_backward_parts(cfg, tp, 1)] + STEP_UNMEASURED
     return _chunked(names)
@@ -301,6 +301,9 @@ def suite(model, cfg, tp, phase):
                         "bf16", extra=dict(per="step"), shared="train")
             for part, axes in backward_gemms(cfg, tp, tokens):
                 add(part, "gemm", axes, scen, "bf16", shared="train")
+            # the attention's backward (dQ, dK, dV) on the forward's shape
+            _, _, att = attention_part(cfg, tp, tokens)
+            add("attention_backward", "attention_backward", att, scen, shared="train")
             # the backward of the pointwise parts: per layer, and once a step (embedding, final norm)
             for part, axes, count in pointwise_backward_parts(cfg, tp, tokens):
                 add(part, "pointwise", axes, scen, count=count, shared="train")

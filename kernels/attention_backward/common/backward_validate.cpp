@@ -24,8 +24,8 @@ std::vector<std::int64_t> sample(std::int64_t n, std::uint64_t seed, int draws) 
   std::set<std::int64_t> s = {0, n - 1, n / 2};
   for (std::int64_t e : {63, 64, 127, 128})
     if (e < n) s.insert(e);
-  for (int r = 0; r < draws; ++r) s.insert(static_cast<std::int64_t>(mix(seed + static_cast<std::uint64_t>(r)) %
-                                                                     static_cast<std::uint64_t>(n)));
+  for (int r = 0; r < draws; ++r)
+    s.insert(static_cast<std::int64_t>(mix(seed + static_cast<std::uint64_t>(r)) % static_cast<std::uint64_t>(n)));
   return {s.begin(), s.end()};
 }
 
@@ -59,8 +59,7 @@ double backward_tolerance(DType t) {
   }
 }
 
-std::vector<std::int64_t> backward_starts(const std::vector<std::int64_t>& lengths, std::int64_t padded,
-                                          bool varlen) {
+std::vector<std::int64_t> backward_starts(const std::vector<std::int64_t>& lengths, std::int64_t padded, bool varlen) {
   std::vector<std::int64_t> s(lengths.size(), 0);
   for (std::size_t b = 0; b < lengths.size(); ++b)
     s[b] = varlen ? (b ? s[b - 1] + lengths[b - 1] : 0) : static_cast<std::int64_t>(b) * padded;
@@ -117,7 +116,7 @@ Validation validate_backward(const HostBackwardData& d, std::uint64_t seed) {
     const std::int64_t q0 = d.start_q[static_cast<std::size_t>(b)], k0 = d.start_k[static_cast<std::size_t>(b)];
     for (std::int64_t hk : kv_heads) {
       const std::int64_t h = hk * group + static_cast<std::int64_t>(mix(seed + 11 + static_cast<std::uint64_t>(hk)) %
-                                                                     static_cast<std::uint64_t>(group));
+                                                                    static_cast<std::uint64_t>(group));
       // dQ of sampled query rows of head h; the LSE input checked on the same rows.
       for (std::int64_t i : sample(lq, seed + 17 + static_cast<std::uint64_t>(b * 131 + h), 5)) {
         const float* qi = at(d.q, q0 + i, H, h);
@@ -144,8 +143,8 @@ Validation validate_backward(const HostBackwardData& d, std::uint64_t seed) {
         for (std::int64_t x = 0; x < D; ++x) e_dq.add(got[x], acc[static_cast<std::size_t>(x)]);
       }
       // dK and dV of sampled key rows of key head hk, over every query head of its group.
-      std::vector<std::vector<double>> di(static_cast<std::size_t>(group), std::vector<double>(
-                                                                               static_cast<std::size_t>(lq)));
+      std::vector<std::vector<double>> di(static_cast<std::size_t>(group),
+                                          std::vector<double>(static_cast<std::size_t>(lq)));
       for (std::int64_t g = 0; g < group; ++g)
         for (std::int64_t i = 0; i < lq; ++i)
           di[static_cast<std::size_t>(g)][static_cast<std::size_t>(i)] =
@@ -164,8 +163,8 @@ Validation validate_backward(const HostBackwardData& d, std::uint64_t seed) {
             const float* qi = at(d.q, q0 + i, H, hq);
             const float* doi = at(d.dout, q0 + i, H, hq);
             const double p = std::exp(s.scale * dot(qi, kj) - lse);
-            const double ds = p * (dot(doi, vj) - di[static_cast<std::size_t>(g)][static_cast<std::size_t>(i)]) *
-                              s.scale;
+            const double ds =
+                p * (dot(doi, vj) - di[static_cast<std::size_t>(g)][static_cast<std::size_t>(i)]) * s.scale;
             for (std::int64_t x = 0; x < D; ++x) {
               acc[static_cast<std::size_t>(x)] += ds * qi[x];
               acc2[static_cast<std::size_t>(x)] += p * doi[x];

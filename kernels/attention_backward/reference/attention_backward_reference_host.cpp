@@ -49,8 +49,8 @@ class BackwardReferenceHostCase final : public Case {
     for (std::int64_t b = 0; b < s_.batch; ++b)
       for (std::int64_t h = 0; h < s_.heads; ++h)
         attention_backward_head<float, float>(s_, q_.as<float>(), k_.as<float>(), v_.as<float>(), o_.as<float>(),
-                                              do_.as<float>(), lse_.as<float>(), b, h, dq_.as<float>(),
-                                              dk_.as<float>(), dv_.as<float>());
+                                              do_.as<float>(), lse_.as<float>(), b, h, dq_.as<float>(), dk_.as<float>(),
+                                              dv_.as<float>());
   }
 
   Validation validate() override {
@@ -96,8 +96,7 @@ class BackwardReferenceHost final : public Implementation {
     if (s.graph) return "graph mode needs the cuda backend";
     if (s.varlen) return "varlen (packed sequences) runs on the cuda backend";
     const double f = attention_backward_flops(s);
-    if (f > kHostFlopLimit)
-      return strprintf("%.2g FLOP is beyond the host backend's limit of %.0g", f, kHostFlopLimit);
+    if (f > kHostFlopLimit) return strprintf("%.2g FLOP is beyond the host backend's limit of %.0g", f, kHostFlopLimit);
     return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {

@@ -55,8 +55,8 @@ namespace {
 // Scratch of one chunk's S/dP (fp32) and P/dS (dtype) matrices together.
 constexpr std::size_t kScratchCap = std::size_t{2} << 30;
 constexpr std::size_t kCublasWorkspace = std::size_t{32} << 20;
-constexpr int kRowThreads = 128;     // P and dS kernels: one block per (row, unit)
-constexpr int kDThreads = 256;       // D kernel: one warp per (row, head)
+constexpr int kRowThreads = 128;  // P and dS kernels: one block per (row, unit)
+constexpr int kDThreads = 256;    // D kernel: one warp per (row, head)
 constexpr int kConvertThreads = 256;
 constexpr int kMaxUnitsPerCall = 65535;  // gridDim.y of the row kernels
 
@@ -65,7 +65,9 @@ enum Role : int { kQ, kK, kV, kDO, kDQ, kDK, kDV, kF, kP, kRoles };
 
 std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
 // Leading dimension of a chunk's F/P matrices: keys padded to 8 (16-byte rows for cuBLAS).
-std::int64_t padded_keys(std::int64_t lk) { return static_cast<std::int64_t>(round_up(static_cast<std::size_t>(lk), 8)); }
+std::int64_t padded_keys(std::int64_t lk) {
+  return static_cast<std::int64_t>(round_up(static_cast<std::size_t>(lk), 8));
+}
 // Elements of one unit's matrix slot (rows x padded keys, slots 256-byte aligned in fp32).
 std::size_t slot_elems(std::int64_t lq, std::int64_t lk) {
   return round_up(static_cast<std::size_t>(lq) * static_cast<std::size_t>(padded_keys(lk)), 64);
@@ -146,7 +148,8 @@ __global__ void __launch_bounds__(kRowThreads)
   const int i = static_cast<int>(blockIdx.x), u = static_cast<int>(blockIdx.y);
   const float l = lse[row0[u] + i];
   const int end = visible_end(i, lq, lk, causal, l);
-  const float4* f = reinterpret_cast<const float4*>(static_cast<const float*>(f_ptrs[u]) + static_cast<long long>(i) * ld);
+  const float4* f =
+      reinterpret_cast<const float4*>(static_cast<const float*>(f_ptrs[u]) + static_cast<long long>(i) * ld);
   Quad<T>* p = reinterpret_cast<Quad<T>*>(static_cast<T*>(p_ptrs[u]) + static_cast<long long>(i) * ld);
   const int quads = (lk + 3) / 4;
   for (int c = static_cast<int>(threadIdx.x); c < quads; c += kRowThreads) {
@@ -180,7 +183,8 @@ __global__ void __launch_bounds__(kRowThreads)
   const long long idx = row0[u] + i;
   const int end = visible_end(i, lq, lk, causal, lse[idx]);
   const float di = dsum[idx];
-  const float4* f = reinterpret_cast<const float4*>(static_cast<const float*>(f_ptrs[u]) + static_cast<long long>(i) * ld);
+  const float4* f =
+      reinterpret_cast<const float4*>(static_cast<const float*>(f_ptrs[u]) + static_cast<long long>(i) * ld);
   Quad<T>* p = reinterpret_cast<Quad<T>*>(static_cast<T*>(p_ptrs[u]) + static_cast<long long>(i) * ld);
   const int quads = (lk + 3) / 4;
   for (int c = static_cast<int>(threadIdx.x); c < quads; c += kRowThreads) {
@@ -209,8 +213,10 @@ __global__ void __launch_bounds__(kConvertThreads)
     const float4 a = reinterpret_cast<const float4*>(acc_k)[c];
     const float4 b = reinterpret_cast<const float4*>(acc_v)[c];
     Quad<T> ok, ov;
-    ok.v[0] = from_float<T>(a.x), ok.v[1] = from_float<T>(a.y), ok.v[2] = from_float<T>(a.z), ok.v[3] = from_float<T>(a.w);
-    ov.v[0] = from_float<T>(b.x), ov.v[1] = from_float<T>(b.y), ov.v[2] = from_float<T>(b.z), ov.v[3] = from_float<T>(b.w);
+    ok.v[0] = from_float<T>(a.x), ok.v[1] = from_float<T>(a.y), ok.v[2] = from_float<T>(a.z),
+    ok.v[3] = from_float<T>(a.w);
+    ov.v[0] = from_float<T>(b.x), ov.v[1] = from_float<T>(b.y), ov.v[2] = from_float<T>(b.z),
+    ov.v[3] = from_float<T>(b.w);
     reinterpret_cast<Quad<T>*>(dk)[c] = ok;
     reinterpret_cast<Quad<T>*>(dv)[c] = ov;
   }
@@ -321,7 +327,7 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
     };
     std::vector<Unit> units;
     struct ZeroRows {  // rows of a sequence with no work whose outputs are zero
-      int which;         // 0: dQ, 1: dK and dV
+      int which;       // 0: dQ, 1: dK and dV
       std::int64_t row, rows;
     };
     std::vector<ZeroRows> empty;
@@ -354,8 +360,12 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
           for (std::int64_t hk = 0; hk < HK; ++hk) units.push_back({b, hk * group_ + g});
       for (std::int64_t c0 = 0; c0 < set_units; c0 += cap) {
         const std::int64_t c1 = std::min(set_units, c0 + cap);
-        Chunk c{static_cast<int>(Lq), static_cast<int>(Lk), static_cast<int>(padded_keys(Lk)),
-                static_cast<int>(first_unit + c0), static_cast<int>(c1 - c0), {}};
+        Chunk c{static_cast<int>(Lq),
+                static_cast<int>(Lk),
+                static_cast<int>(padded_keys(Lk)),
+                static_cast<int>(first_unit + c0),
+                static_cast<int>(c1 - c0),
+                {}};
         for (std::int64_t r0 = c0; r0 < c1;) {
           const std::int64_t g = r0 / per_member, r1 = std::min(c1, (g + 1) * per_member);
           c.groups.push_back({static_cast<int>(first_unit + r0), static_cast<int>(r1 - r0), group_ > 1 && g > 0});
@@ -371,8 +381,8 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
     // Workspace: F (fp32) | P/dS (dtype) | D (fp32, LSE's layout) | dK, dV accumulators | cuBLAS.
     const std::size_t f_bytes = round_up(max_chunk_elems * sizeof(float), 256);
     const std::size_t p_bytes = round_up(max_chunk_elems * el, 256);
-    const std::size_t d_elems = static_cast<std::size_t>(H) *
-                                static_cast<std::size_t>(p.varlen ? p.lse_head_stride : B * p.seqlen_q);
+    const std::size_t d_elems =
+        static_cast<std::size_t>(H) * static_cast<std::size_t>(p.varlen ? p.lse_head_stride : B * p.seqlen_q);
     const std::size_t d_bytes = round_up(d_elems * sizeof(float), 256);
     const std::size_t acc_bytes = round_up(static_cast<std::size_t>(acc_elems_) * sizeof(float), 256);
     scratch_bytes_ = f_bytes + p_bytes;
@@ -393,7 +403,8 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
         zeros_.push_back({acc_k_ + off, n * sizeof(float)});
         zeros_.push_back({acc_v_ + off, n * sizeof(float)});
       } else {
-        const auto off = static_cast<std::size_t>(z.row * HK * D) * el, n = static_cast<std::size_t>(z.rows * HK * D) * el;
+        const auto off = static_cast<std::size_t>(z.row * HK * D) * el,
+                   n = static_cast<std::size_t>(z.rows * HK * D) * el;
         zeros_.push_back({static_cast<char*>(p.dk) + off, n});
         zeros_.push_back({static_cast<char*>(p.dv) + off, n});
       }
@@ -447,10 +458,9 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
     const float scale = p.scale, one = 1.f, zero = 0.f;
     auto in = [&](Role r, int first) -> const void* const* { return role(r, first); };
     // S^T = K Q^T (column-major: row-major S is lq x lk, ld c.ld), scaled.
-    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, c.lk, c.lq, d, &scale,
-                                                          in(kK, c.first), t, ldk, in(kQ, c.first), t, ldq, &zero,
-                                                          role(kF, c.first), CUDA_R_32F, c.ld, c.count,
-                                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(
+        handle_, CUBLAS_OP_T, CUBLAS_OP_N, c.lk, c.lq, d, &scale, in(kK, c.first), t, ldk, in(kQ, c.first), t, ldq,
+        &zero, role(kF, c.first), CUDA_R_32F, c.ld, c.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     const dim3 grid(static_cast<unsigned>(c.lq), static_cast<unsigned>(c.count));
     if (p.dtype == DType::bf16)
       probabilities<__nv_bfloat16><<<grid, kRowThreads, 0, st>>>(role(kF, c.first), role(kP, c.first), row0(c.first),
@@ -465,29 +475,25 @@ class UnfusedBackwardCase final : public DeviceBackwardCase {
           handle_, CUBLAS_OP_N, CUBLAS_OP_T, d, c.lk, c.lq, &one, in(kDO, r.first), t, ldq, in(kP, r.first), t, c.ld,
           r.accumulate ? &one : &zero, role(kDV, r.first), tkv, ldk, r.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     // dP^T = V dO^T into F.
-    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, c.lk, c.lq, d, &one,
-                                                          in(kV, c.first), t, ldk, in(kDO, c.first), t, ldq, &zero,
-                                                          role(kF, c.first), CUDA_R_32F, c.ld, c.count,
-                                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(
+        handle_, CUBLAS_OP_T, CUBLAS_OP_N, c.lk, c.lq, d, &one, in(kV, c.first), t, ldk, in(kDO, c.first), t, ldq,
+        &zero, role(kF, c.first), CUDA_R_32F, c.ld, c.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     if (p.dtype == DType::bf16)
-      score_gradients<__nv_bfloat16><<<grid, kRowThreads, 0, st>>>(role(kF, c.first), role(kP, c.first),
-                                                                   row0(c.first), p.lse, dsum_, c.lq, c.lk, c.ld,
-                                                                   p.causal ? 1 : 0);
+      score_gradients<__nv_bfloat16><<<grid, kRowThreads, 0, st>>>(role(kF, c.first), role(kP, c.first), row0(c.first),
+                                                                   p.lse, dsum_, c.lq, c.lk, c.ld, p.causal ? 1 : 0);
     else
-      score_gradients<__half><<<grid, kRowThreads, 0, st>>>(role(kF, c.first), role(kP, c.first), row0(c.first),
-                                                            p.lse, dsum_, c.lq, c.lk, c.ld, p.causal ? 1 : 0);
+      score_gradients<__half><<<grid, kRowThreads, 0, st>>>(role(kF, c.first), role(kP, c.first), row0(c.first), p.lse,
+                                                            dsum_, c.lq, c.lk, c.ld, p.causal ? 1 : 0);
     GENBENCH_CHECK_LAUNCH();
     // dQ^T = K^T dS^T, scaled (row-major dQ is lq x d).
-    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, d, c.lq, c.lk, &scale,
-                                                          in(kK, c.first), t, ldk, in(kP, c.first), t, c.ld, &zero,
-                                                          role(kDQ, c.first), t, ldq, c.count, CUBLAS_COMPUTE_32F,
-                                                          CUBLAS_GEMM_DEFAULT));
+    GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(
+        handle_, CUBLAS_OP_N, CUBLAS_OP_N, d, c.lq, c.lk, &scale, in(kK, c.first), t, ldk, in(kP, c.first), t, c.ld,
+        &zero, role(kDQ, c.first), t, ldq, c.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     // dK^T = Q^T dS per group member, scaled.
     for (const Range& r : c.groups)
       GENBENCH_BWD_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(
           handle_, CUBLAS_OP_N, CUBLAS_OP_T, d, c.lk, c.lq, &scale, in(kQ, r.first), t, ldq, in(kP, r.first), t, c.ld,
-          r.accumulate ? &one : &zero, role(kDK, r.first), tkv, ldk, r.count, CUBLAS_COMPUTE_32F,
-          CUBLAS_GEMM_DEFAULT));
+          r.accumulate ? &one : &zero, role(kDK, r.first), tkv, ldk, r.count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
   cublasHandle_t handle_ = nullptr;
@@ -509,8 +515,7 @@ class AttentionBackwardUnfused final : public Implementation {
     if (s.head_dim <= 0 || s.head_dim % 8 != 0 || s.head_dim > 256)
       return "head_dim must be a multiple of 8 up to 256 (16-byte rows for the D kernel and cuBLAS)";
     if (s.heads_kv <= 0 || s.heads % s.heads_kv != 0) return "heads must be a multiple of heads_kv";
-    if (s.seqlen_q > INT_MAX || s.seqlen_k > INT_MAX || s.heads * s.head_dim > INT_MAX ||
-        s.batch * s.heads > INT_MAX)
+    if (s.seqlen_q > INT_MAX || s.seqlen_k > INT_MAX || s.heads * s.head_dim > INT_MAX || s.batch * s.heads > INT_MAX)
       return "sizes beyond int (cuBLAS dimensions, leading dimensions and batch counts)";
     if (const std::size_t need = head_scratch_bytes(s); need > kScratchCap)
       return strprintf(

@@ -11,7 +11,7 @@ double attention_backward_bytes(const AttentionShape& s) {
   for (auto n : s.lengths_q()) tq += n;
   for (auto n : s.lengths_k()) tk += n;
   const double el = static_cast<double>(dtype_size(s.dtype));
-  const double q_side = static_cast<double>(s.heads * tq * s.head_dim);   // Q, O, dO, dQ each
+  const double q_side = static_cast<double>(s.heads * tq * s.head_dim);      // Q, O, dO, dQ each
   const double kv_side = static_cast<double>(s.heads_kv * tk * s.head_dim);  // K, V, dK, dV each
   return el * (4.0 * q_side + 4.0 * kv_side) + 4.0 * static_cast<double>(s.heads * tq);
 }
@@ -33,7 +33,13 @@ class AttentionBackwardOp final : public Op {
     std::vector<AxisSpec> v = fwd().define_axes();
     v[attention_axis::dtype].choices = {"fp16", "bf16", "fp32"};
     v[attention_axis::dtype].help = "input and gradient precision (fp32: the host reference)";
-    v.push_back({"deterministic", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {},
+    v.push_back({"deterministic",
+                 AxisType::boolean,
+                 std::int64_t{0},
+                 {},
+                 0,
+                 1,
+                 {},
                  "dQ without atomics: the same bits on every run"});
     return v;
   }
