@@ -1,0 +1,121 @@
+// fa2 backward: the checks, the workspace layout and the dispatch to the per-(dtype, head dim)
+// launchers of fa2_bwd_d*_*.cu.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <string>
+
+#include "kernels/attention_backward/fa2_sm80/fa2_backward.h"
+#include "kernels/attention_backward/fa2_sm80/fa2_bwd_launch.h"
+#include "kernels/attention_backward/fa2_sm80/fa2_bwd_tiles.h"
+
+namespace genbench::attention_backward::fa2 {
+
+namespace {
+
+constexpr std::size_t kAlign = 256;
+std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+int padded_rows(const BackwardParams& p) { return (p.seqlen_q + kQueryBlock - 1) / kQueryBlock * kQueryBlock; }
+
+// Per-row D and LSE arrays, each [batch][heads][padded rows] fp32.
+std::size_t row_array_bytes(const BackwardParams& p) {
+  return align_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.heads) *
+                  static_cast<std::size_t>(padded_rows(p)) * sizeof(float));
+}
+
+// Opt-in shared memory per block of the compute capabilities we know (bytes).
+std::size_t smem_limit(int major, int minor) {
+  if (major == 8) return (minor == 0 || minor == 7) ? 163 * 1024 : 99 * 1024;
+  if (major == 9 || major == 10) return 227 * 1024;
+  return 99 * 1024;  // sm_12x and unknown: the small configuration's limit
+}
+
+std::string str(long long x) { return std::to_string(x); }
+
+}  // namespace
+
+std::string unsupported(const BackwardParams& p, int sm_major, int sm_minor) {
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    return std::string("dtype ") + dtype_name(p.dtype) + " is not supported (fp16, bf16)";
+  const BwdTile* tile = bwd_tile(p.head_dim);
+  if (!tile) return "head_dim " + str(p.head_dim) + " is not supported (64, 128, 256)";
+  if (sm_major < 8) return "needs sm80 or later (this device is sm" + str(sm_major * 10 + sm_minor) + ")";
+  const std::size_t need =
+      main_smem_bytes(*tile) > dq_smem_bytes(*tile) ? main_smem_bytes(*tile) : dq_smem_bytes(*tile);
+  const std::size_t limit = smem_limit(sm_major, sm_minor);
+  if (need > limit)
+    return "head_dim " + str(p.head_dim) + " needs " + str(static_cast<long long>(need)) +
+           " bytes of shared memory per block, sm" + str(sm_major * 10 + sm_minor) + " allows " +
+           str(static_cast<long long>(limit));
+  if (p.heads <= 0 || p.heads_kv <= 0 || p.heads % p.heads_kv != 0)
+    return "heads (" + str(p.heads) + ") must be a multiple of heads_kv (" + str(p.heads_kv) + ")";
+  if (p.batch <= 0 || p.batch > 65535 || p.heads > 65535) return "batch and heads must be in 1..65535 (grid limits)";
+  if (p.seqlen_q < 0 || p.seqlen_k < 0) return "negative sequence length";
+  if (p.rows_q * p.heads >= (1LL << 31) || p.rows_k * p.heads_kv >= (1LL << 31))
+    return "more than 2^31 (row, head) pairs";
+  return "";
+}
+
+std::size_t workspace_bytes(const BackwardParams& p) {
+  std::size_t bytes = 2 * row_array_bytes(p);
+  if (!p.deterministic)
+    bytes += align_up(static_cast<std::size_t>(p.rows_q) * static_cast<std::size_t>(p.heads) *
+                      static_cast<std::size_t>(p.head_dim) * sizeof(float));
+  return bytes;
+}
+
+void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
+  Args a{};
+  a.q = p.q;
+  a.k = p.k;
+  a.v = p.v;
+  a.o = p.o;
+  a.dout = p.dout;
+  a.lse = p.lse;
+  a.dq = p.dq;
+  a.dk = p.dk;
+  a.dv = p.dv;
+  a.cu_q = p.cu_q;
+  a.cu_k = p.cu_k;
+  auto* ws = static_cast<unsigned char*>(workspace);
+  const std::size_t rb = row_array_bytes(p);
+  a.lse2 = reinterpret_cast<float*>(ws);
+  a.dsum = reinterpret_cast<float*>(ws + rb);
+  a.dq_acc = p.deterministic ? nullptr : reinterpret_cast<float*>(ws + 2 * rb);
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.heads_kv = p.heads_kv;
+  a.group = p.heads / p.heads_kv;
+  a.seqlen_q = p.seqlen_q;
+  a.seqlen_k = p.seqlen_k;
+  a.lpad = padded_rows(p);
+  a.rows_q = p.rows_q;
+  a.rows_k = p.rows_k;
+  a.lse_head_stride = p.lse_head_stride;
+  a.varlen = p.varlen;
+  a.causal = p.causal;
+  a.scale = p.scale;
+  a.scale_log2 = static_cast<float>(static_cast<double>(p.scale) * 1.4426950408889634);
+  const bool bf16 = p.dtype == DType::bf16;
+  switch (p.head_dim) {
+    case 64: bf16 ? Backward<__nv_bfloat16, 64>::run(a, stream) : Backward<__half, 64>::run(a, stream); break;
+    case 128: bf16 ? Backward<__nv_bfloat16, 128>::run(a, stream) : Backward<__half, 128>::run(a, stream); break;
+    case 256: bf16 ? Backward<__nv_bfloat16, 256>::run(a, stream) : Backward<__half, 256>::run(a, stream); break;
+    default: break;  // unsupported() refuses it
+  }
+}
+
+std::string config_name(const BackwardParams& p) {
+  const BwdTile* t = bwd_tile(p.head_dim);
+  if (!t) return "fa2 bwd (unsupported head_dim " + str(p.head_dim) + ")";
+  std::string s = "fa2 bwd d" + str(t->d) + " Bc" + str(t->bc) + " Br" + str(t->br) + " w" + str(t->warps);
+  if (t->wd > 1) s += " dsplit" + str(t->wd);
+  s += p.deterministic
+           ? " + dQ kernel Bm" + str(t->dq_bm) + " Bn" + str(t->dq_bn) + " w" + str(t->dq_warps) + " (deterministic)"
+           : " atomic-dQ";
+  return s;
+}
+
+}  // namespace genbench::attention_backward::fa2

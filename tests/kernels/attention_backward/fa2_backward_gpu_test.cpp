@@ -1,0 +1,499 @@
+// GPU tests of the fa2 backward kernels (kernels/attention_backward/fa2_sm80), called directly:
+// small random inputs, O and LSE from a host forward in double, the backward in double, and
+// dQ, dK, dV of fa2::launch (outputs and workspace poisoned with 0xff first, so an unwritten
+// element is NaN and fails) compared by max |error| <= tol x max |reference| per tensor.
+// Tolerances: bf16 2e-2, fp16 4e-3 (P and dS are rounded to the dtype for the tensor cores; see
+// tolerance() for the errors measured). Head dims 64/128/256, fp16/bf16, causal and
+// not, MHA/GQA/MQA, seqlen_q != seqlen_k both ways (causal rows with no visible key), varlen with
+// odd lengths and buffer rows past the last sequence, deterministic on (two runs bitwise equal)
+// and off, and a graph capture. Skipped without a GPU; not built without CUDA.
+#include <gtest/gtest.h>
+
+#ifdef GENBENCH_HAVE_CUDA
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/attention_backward/fa2_sm80/fa2_backward.h"
+#include "support/test_env.h"
+#endif
+
+namespace genbench {
+namespace {
+
+#ifdef GENBENCH_HAVE_CUDA
+
+using attention_backward::BackwardParams;
+namespace fa2 = attention_backward::fa2;
+
+#define FA2_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+std::uint16_t to_bits(DType dt, float x) {
+  std::uint16_t u = 0;
+  if (dt == DType::bf16) {
+    const __nv_bfloat16 b = __float2bfloat16_rn(x);
+    std::memcpy(&u, &b, 2);
+  } else {
+    const __half h = __float2half_rn(x);
+    std::memcpy(&u, &h, 2);
+  }
+  return u;
+}
+float from_bits(DType dt, std::uint16_t u) {
+  if (dt == DType::bf16) {
+    __nv_bfloat16 b;
+    std::memcpy(&b, &u, 2);
+    return __bfloat162float(b);
+  }
+  __half h;
+  std::memcpy(&h, &u, 2);
+  return __half2float(h);
+}
+
+// max |error| <= tolerance x max |reference|, per tensor. The worst of these cases, run through a
+// CPU emulation of the kernels' warp-level instructions (fp32 products), was 5.4e-3 for bf16
+// and 6.8e-4 for fp16 (2026-12-07): about 4x and 6x margin.
+double tolerance(DType dt) { return dt == DType::bf16 ? 2e-2 : 4e-3; }
+
+struct Shape {
+  int d = 64, heads = 4, heads_kv = 4;
+  bool causal = false, deterministic = false, varlen = false;
+  std::vector<int> len_q, len_k;  // per sequence (without varlen: all equal)
+  DType dtype = DType::bf16;
+};
+
+std::string describe(const Shape& s) {
+  std::string r = std::string(s.dtype == DType::bf16 ? "bf16" : "fp16") + " d" + std::to_string(s.d) + " h" +
+                  std::to_string(s.heads) + "/" + std::to_string(s.heads_kv) + (s.causal ? " causal" : "") +
+                  (s.deterministic ? " det" : "") + (s.varlen ? " varlen" : "") + " lq";
+  for (int l : s.len_q) r += " " + std::to_string(l);
+  r += " lk";
+  for (int l : s.len_k) r += " " + std::to_string(l);
+  return r;
+}
+
+// Host inputs and the double reference of one shape.
+struct Problem {
+  Shape s;
+  int batch = 0, seqlen_q = 0, seqlen_k = 0;
+  long long rows_q = 0, rows_k = 0;
+  std::vector<int> cu_q, cu_k;
+  std::vector<float> q, k, v, o, dout, lse;  // inputs, already rounded to the dtype (lse fp32)
+  std::vector<double> dq, dk, dv;            // reference
+};
+
+Problem make_problem(const Shape& s, std::uint32_t seed) {
+  Problem p;
+  p.s = s;
+  p.batch = static_cast<int>(s.len_q.size());
+  p.seqlen_q = *std::max_element(s.len_q.begin(), s.len_q.end());
+  p.seqlen_k = *std::max_element(s.len_k.begin(), s.len_k.end());
+  p.cu_q.assign(static_cast<std::size_t>(p.batch) + 1, 0);
+  p.cu_k.assign(static_cast<std::size_t>(p.batch) + 1, 0);
+  for (int b = 0; b < p.batch; ++b) {
+    p.cu_q[b + 1] = p.cu_q[b] + (s.varlen ? s.len_q[b] : p.seqlen_q);
+    p.cu_k[b + 1] = p.cu_k[b] + (s.varlen ? s.len_k[b] : p.seqlen_k);
+  }
+  p.rows_q = static_cast<long long>(p.batch) * p.seqlen_q;
+  p.rows_k = static_cast<long long>(p.batch) * p.seqlen_k;
+  const int H = s.heads, HK = s.heads_kv, D = s.d, G = H / HK;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto fill = [&](std::vector<float>& x, long long n) {
+    x.resize(static_cast<std::size_t>(n));
+    for (auto& e : x) e = from_bits(s.dtype, to_bits(s.dtype, nd(rng)));
+  };
+  fill(p.q, p.rows_q * H * D);
+  fill(p.k, p.rows_k * HK * D);
+  fill(p.v, p.rows_k * HK * D);
+  fill(p.dout, p.rows_q * H * D);
+  p.o.assign(p.q.size(), 0.f);
+  p.lse.assign(static_cast<std::size_t>(p.rows_q * H), -INFINITY);
+  p.dq.assign(p.q.size(), 0.0);
+  p.dk.assign(p.k.size(), 0.0);
+  p.dv.assign(p.v.size(), 0.0);
+  auto qi = [&](long long row, int h) { return (row * H + h) * D; };
+  auto ki = [&](long long row, int hk) { return (row * HK + hk) * D; };
+  for (int b = 0; b < p.batch; ++b) {
+    const int lq = p.cu_q[b + 1] - p.cu_q[b], lk = p.cu_k[b + 1] - p.cu_k[b], diag = lk - lq;
+    for (int h = 0; h < H; ++h) {
+      const int hk = h / G;
+      std::vector<double> P(static_cast<std::size_t>(lq) * static_cast<std::size_t>(lk), 0.0);
+      for (int i = 0; i < lq; ++i) {
+        const long long rq = p.cu_q[b] + i;
+        std::vector<double> srow(static_cast<std::size_t>(lk), -INFINITY);
+        double mx = -INFINITY;
+        for (int j = 0; j < lk; ++j) {
+          if (s.causal && j > i + diag) continue;
+          double dot = 0;
+          for (int x = 0; x < D; ++x) dot += static_cast<double>(p.q[qi(rq, h) + x]) * p.k[ki(p.cu_k[b] + j, hk) + x];
+          srow[j] = dot * scale;
+          mx = std::max(mx, srow[j]);
+        }
+        if (mx == -INFINITY) continue;  // sees no key: O = 0, LSE = -inf, P = 0
+        double sum = 0;
+        for (int j = 0; j < lk; ++j) sum += srow[j] == -INFINITY ? 0.0 : std::exp(srow[j] - mx);
+        const double L = mx + std::log(sum);
+        for (int j = 0; j < lk; ++j)
+          P[static_cast<std::size_t>(i) * lk + j] = srow[j] == -INFINITY ? 0.0 : std::exp(srow[j] - L);
+        for (int x = 0; x < D; ++x) {
+          double acc = 0;
+          for (int j = 0; j < lk; ++j) acc += P[static_cast<std::size_t>(i) * lk + j] * p.v[ki(p.cu_k[b] + j, hk) + x];
+          p.o[qi(rq, h) + x] = from_bits(s.dtype, to_bits(s.dtype, static_cast<float>(acc)));
+        }
+        const long long li = s.varlen ? h * p.rows_q + rq : (static_cast<long long>(b) * H + h) * p.seqlen_q + i;
+        p.lse[static_cast<std::size_t>(li)] = static_cast<float>(L);
+      }
+      for (int i = 0; i < lq; ++i) {
+        const long long rq = p.cu_q[b] + i;
+        double Di = 0;
+        for (int x = 0; x < D; ++x) Di += static_cast<double>(p.dout[qi(rq, h) + x]) * p.o[qi(rq, h) + x];
+        for (int j = 0; j < lk; ++j) {
+          const double pij = P[static_cast<std::size_t>(i) * lk + j];
+          if (pij == 0.0) continue;
+          const long long kv = ki(p.cu_k[b] + j, hk);
+          double dp = 0;
+          for (int x = 0; x < D; ++x) dp += static_cast<double>(p.dout[qi(rq, h) + x]) * p.v[kv + x];
+          const double ds = pij * (dp - Di);
+          for (int x = 0; x < D; ++x) {
+            p.dv[kv + x] += pij * p.dout[qi(rq, h) + x];
+            p.dk[kv + x] += scale * ds * p.q[qi(rq, h) + x];
+            p.dq[qi(rq, h) + x] += scale * ds * p.k[kv + x];
+          }
+        }
+      }
+    }
+  }
+  return p;
+}
+
+// Device copies of a problem and the launch parameters.
+class DeviceProblem {
+ public:
+  explicit DeviceProblem(const Problem& p) : p_(p) {
+    q_ = upload16(p.q);
+    k_ = upload16(p.k);
+    v_ = upload16(p.v);
+    o_ = upload16(p.o);
+    do_ = upload16(p.dout);
+    lse_ = upload(p.lse.data(), p.lse.size() * sizeof(float));
+    cu_q_ = upload(p.cu_q.data(), p.cu_q.size() * sizeof(int));
+    cu_k_ = upload(p.cu_k.data(), p.cu_k.size() * sizeof(int));
+    dq_ = alloc(p.q.size() * 2);
+    dk_ = alloc(p.k.size() * 2);
+    dv_ = alloc(p.v.size() * 2);
+    params_.q = q_;
+    params_.k = k_;
+    params_.v = v_;
+    params_.o = o_;
+    params_.dout = do_;
+    params_.lse = static_cast<const float*>(lse_);
+    params_.dq = dq_;
+    params_.dk = dk_;
+    params_.dv = dv_;
+    params_.cu_q = static_cast<const int*>(cu_q_);
+    params_.cu_k = static_cast<const int*>(cu_k_);
+    params_.batch = p.batch;
+    params_.heads = p.s.heads;
+    params_.heads_kv = p.s.heads_kv;
+    params_.head_dim = p.s.d;
+    params_.seqlen_q = p.seqlen_q;
+    params_.seqlen_k = p.seqlen_k;
+    params_.rows_q = p.rows_q;
+    params_.rows_k = p.rows_k;
+    params_.lse_head_stride = p.s.varlen ? p.rows_q : p.seqlen_q;
+    params_.varlen = p.s.varlen;
+    params_.causal = p.s.causal;
+    params_.deterministic = p.s.deterministic;
+    params_.dtype = p.s.dtype;
+    params_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.s.d)));
+    ws_bytes_ = fa2::workspace_bytes(params_);
+    ws_ = alloc(ws_bytes_);
+  }
+  ~DeviceProblem() {
+    for (void* x : {q_, k_, v_, o_, do_, lse_, cu_q_, cu_k_, dq_, dk_, dv_, ws_})
+      if (x) cudaFree(x);
+  }
+  DeviceProblem(const DeviceProblem&) = delete;
+  DeviceProblem& operator=(const DeviceProblem&) = delete;
+
+  const BackwardParams& params() const { return params_; }
+  bool ok() const { return ok_; }
+  // Outputs and workspace poisoned with 0xff, then one launch on `stream` (or, with `graph`,
+  // the launch captured into a graph and replayed).
+  void run(cudaStream_t stream, bool graph) {
+    for (void* x : {dq_, dk_, dv_}) ok_ = ok_ && cudaMemset(x, 0xff, bytes_of(x)) == cudaSuccess;
+    ok_ = ok_ && cudaMemset(ws_, 0xff, ws_bytes_) == cudaSuccess;
+    if (graph) {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t ge = nullptr;
+      ok_ = ok_ && cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+      fa2::launch(params_, ws_, stream);
+      ok_ = ok_ && cudaStreamEndCapture(stream, &g) == cudaSuccess;
+      ok_ = ok_ && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess;
+      ok_ = ok_ && cudaGraphLaunch(ge, stream) == cudaSuccess;
+      ok_ = ok_ && cudaStreamSynchronize(stream) == cudaSuccess;
+      if (ge) cudaGraphExecDestroy(ge);
+      if (g) cudaGraphDestroy(g);
+    } else {
+      fa2::launch(params_, ws_, stream);
+      ok_ = ok_ && cudaStreamSynchronize(stream) == cudaSuccess;
+    }
+    ok_ = ok_ && cudaGetLastError() == cudaSuccess;
+  }
+  // dQ, dK, dV as bits.
+  std::vector<std::uint16_t> download(int which) const {
+    void* x = which == 0 ? dq_ : which == 1 ? dk_ : dv_;
+    std::vector<std::uint16_t> h(bytes_of(x) / 2);
+    if (cudaMemcpy(h.data(), x, h.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) h.clear();
+    return h;
+  }
+
+ private:
+  void* alloc(std::size_t bytes) {
+    void* x = nullptr;
+    ok_ = ok_ && cudaMalloc(&x, std::max<std::size_t>(bytes, 16)) == cudaSuccess;
+    sizes_.push_back({x, bytes});
+    return x;
+  }
+  void* upload(const void* src, std::size_t bytes) {
+    void* x = alloc(bytes);
+    ok_ = ok_ && cudaMemcpy(x, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+    return x;
+  }
+  void* upload16(const std::vector<float>& h) {
+    std::vector<std::uint16_t> bits(h.size());
+    for (std::size_t i = 0; i < h.size(); ++i) bits[i] = to_bits(p_.s.dtype, h[i]);
+    return upload(bits.data(), bits.size() * 2);
+  }
+  std::size_t bytes_of(const void* x) const {
+    for (const auto& e : sizes_)
+      if (e.first == x) return e.second;
+    return 0;
+  }
+
+  const Problem& p_;
+  bool ok_ = true;
+  std::vector<std::pair<void*, std::size_t>> sizes_;
+  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *do_ = nullptr, *lse_ = nullptr;
+  void *cu_q_ = nullptr, *cu_k_ = nullptr, *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *ws_ = nullptr;
+  std::size_t ws_bytes_ = 0;
+  BackwardParams params_{};
+};
+
+// max |got - ref| / max |ref| (NaN and unwritten elements give +inf).
+double relative_error(DType dt, const std::vector<std::uint16_t>& got, const std::vector<double>& ref) {
+  if (got.size() != ref.size()) return INFINITY;
+  double mref = 0, merr = 0;
+  for (double r : ref) mref = std::max(mref, std::fabs(r));
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(from_bits(dt, got[i])) - ref[i]);
+    if (!(e <= merr)) merr = std::isnan(e) ? INFINITY : e;
+  }
+  return mref > 0 ? merr / mref : merr;
+}
+
+class Fa2BackwardGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+    int dev = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&minor_, cudaDevAttrComputeCapabilityMinor, dev), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // Runs one shape (twice when deterministic, and once more captured in a graph when asked) and
+  // checks every output against the double reference.
+  void check(const Shape& s, bool graph = false) {
+    const Problem p = make_problem(s, 4321 + seed_++);
+    DeviceProblem dp(p);
+    ASSERT_TRUE(dp.ok()) << describe(s);
+    const std::string why = fa2::unsupported(dp.params(), major_, minor_);
+    if (!why.empty()) {
+      // Only d256 may need more shared memory than an sm8x card has.
+      EXPECT_TRUE(s.d == 256 && major_ < 9) << describe(s) << ": " << why;
+      return;
+    }
+    dp.run(stream_, false);
+    ASSERT_TRUE(dp.ok()) << describe(s);
+    const std::vector<double>* refs[3] = {&p.dq, &p.dk, &p.dv};
+    const char* names[3] = {"dQ", "dK", "dV"};
+    std::vector<std::uint16_t> first[3];
+    for (int t = 0; t < 3; ++t) {
+      first[t] = dp.download(t);
+      const double err = relative_error(s.dtype, first[t], *refs[t]);
+      EXPECT_LE(err, tolerance(s.dtype)) << describe(s) << " " << names[t] << " [" << fa2::config_name(dp.params())
+                                         << "]";
+      worst_[s.dtype == DType::bf16] = std::max(worst_[s.dtype == DType::bf16], err);
+    }
+    if (s.deterministic || graph) {
+      dp.run(stream_, graph);
+      ASSERT_TRUE(dp.ok()) << describe(s);
+      for (int t = 0; t < 3; ++t) {
+        const std::vector<std::uint16_t> again = dp.download(t);
+        if (s.deterministic) EXPECT_TRUE(again == first[t]) << describe(s) << " " << names[t] << ": two runs differ";
+        EXPECT_LE(relative_error(s.dtype, again, *refs[t]), tolerance(s.dtype))
+            << describe(s) << " " << names[t] << (graph ? " (graph)" : "");
+      }
+    }
+  }
+
+  static void TearDownTestSuite() {
+    if (worst_[0] > 0 || worst_[1] > 0)
+      std::printf("  fa2 backward: worst max|err|/max|ref| fp16 %.2e, bf16 %.2e\n", worst_[0], worst_[1]);
+  }
+
+  int major_ = 0, minor_ = 0;
+  cudaStream_t stream_ = nullptr;
+  static inline std::uint32_t seed_ = 0;
+  static inline double worst_[2] = {0, 0};
+};
+
+const DType kDtypes[] = {DType::fp16, DType::bf16};
+const int kHeadDims[] = {64, 128, 256};
+
+TEST_F(Fa2BackwardGpu, HeadDimsDtypesCausal) {
+  for (DType dt : kDtypes)
+    for (int d : kHeadDims)
+      for (bool causal : {false, true}) {
+        Shape s;
+        s.d = d;
+        s.dtype = dt;
+        s.causal = causal;
+        s.len_q = s.len_k = {130, 130};
+        check(s);
+      }
+}
+
+TEST_F(Fa2BackwardGpu, GqaMqaAndUnequalLengths) {
+  for (DType dt : kDtypes)
+    for (int d : kHeadDims) {
+      Shape s;
+      s.d = d;
+      s.dtype = dt;
+      s.heads_kv = 2;
+      s.len_q = {77};
+      s.len_k = {200};  // sq < sk
+      for (bool causal : {false, true}) {
+        s.causal = causal;
+        check(s);
+      }
+      s.heads_kv = 1;
+      s.len_q = {200};
+      s.len_k = {77};  // sq > sk: causal rows below the diagonal's start see no key
+      s.causal = true;
+      check(s);
+      s.len_q = s.len_k = {1};
+      s.causal = false;
+      check(s);
+    }
+}
+
+TEST_F(Fa2BackwardGpu, VarlenOddLengths) {
+  for (DType dt : kDtypes)
+    for (int d : kHeadDims) {
+      Shape s;
+      s.d = d;
+      s.dtype = dt;
+      s.varlen = true;
+      s.heads_kv = 2;
+      s.causal = true;
+      s.len_q = {1, 17, 130};
+      s.len_k = {17, 130, 1};
+      check(s);
+      s.heads_kv = 1;
+      s.causal = false;
+      s.len_q = {130, 1, 17};
+      s.len_k = {129, 65, 17};
+      check(s);
+    }
+}
+
+TEST_F(Fa2BackwardGpu, DeterministicIsBitwiseReproducible) {
+  for (DType dt : kDtypes)
+    for (int d : kHeadDims) {
+      Shape s;
+      s.d = d;
+      s.dtype = dt;
+      s.deterministic = true;
+      s.causal = true;
+      s.len_q = s.len_k = {130, 130};
+      check(s);
+      s.heads_kv = 1;
+      s.len_q = {200};
+      s.len_k = {77};
+      check(s);
+      s.varlen = true;
+      s.heads_kv = 2;
+      s.len_q = {1, 17, 130};
+      s.len_k = {17, 130, 1};
+      check(s);
+      s.causal = false;
+      check(s);
+    }
+}
+
+TEST_F(Fa2BackwardGpu, GraphCapture) {
+  for (bool det : {false, true}) {
+    Shape s;
+    s.d = 128;
+    s.heads_kv = 2;
+    s.causal = true;
+    s.varlen = true;
+    s.deterministic = det;
+    s.len_q = {1, 17, 130};
+    s.len_k = {17, 130, 1};
+    check(s, /*graph=*/true);
+  }
+}
+
+TEST(Fa2Backward, UnsupportedSaysWhy) {
+  BackwardParams p{};
+  p.batch = 1;
+  p.heads = p.heads_kv = 4;
+  p.seqlen_q = p.seqlen_k = 128;
+  p.rows_q = p.rows_k = 128;
+  p.dtype = DType::bf16;
+  p.head_dim = 128;
+  EXPECT_EQ(fa2::unsupported(p, 9, 0), "");
+  EXPECT_EQ(fa2::unsupported(p, 8, 0), "");
+  p.head_dim = 96;
+  EXPECT_NE(fa2::unsupported(p, 9, 0).find("head_dim 96"), std::string::npos);
+  p.head_dim = 256;
+  EXPECT_EQ(fa2::unsupported(p, 9, 0), "");
+  EXPECT_NE(fa2::unsupported(p, 8, 6), "");  // more shared memory than sm86 has
+  p.head_dim = 64;
+  EXPECT_NE(fa2::unsupported(p, 7, 5), "");
+  p.dtype = DType::fp32;
+  EXPECT_NE(fa2::unsupported(p, 9, 0).find("fp32"), std::string::npos);
+  p.dtype = DType::fp16;
+  p.heads_kv = 3;
+  EXPECT_NE(fa2::unsupported(p, 9, 0), "");
+  p.heads_kv = 2;
+  EXPECT_NE(fa2::config_name(p).find("atomic"), std::string::npos);
+  const std::size_t atomic_ws = fa2::workspace_bytes(p);
+  p.deterministic = true;
+  EXPECT_NE(fa2::config_name(p).find("deterministic"), std::string::npos);
+  EXPECT_LT(fa2::workspace_bytes(p), atomic_ws);  // no fp32 dQ accumulator
+}
+
+#endif  // GENBENCH_HAVE_CUDA
+
+}  // namespace
+}  // namespace genbench
