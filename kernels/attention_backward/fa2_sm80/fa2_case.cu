@@ -53,8 +53,7 @@ class AttentionBackwardFa2 final : public Implementation {
     if (s.batch * s.seqlen_q > 2147483647 / s.heads || s.batch * s.seqlen_k > 2147483647 / s.heads_kv)
       return "more rows than 32-bit indices hold";
     const auto& prop = cuda_backend_of(ctx.backend).properties();
-    return fa2::unsupported(shape_params(s, p.boolean(attention_backward_axis::deterministic)), prop.major,
-                            prop.minor);
+    return fa2::unsupported(shape_params(s, p.boolean(attention_backward_axis::deterministic)), prop.major, prop.minor);
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     return std::make_unique<Fa2BackwardCase>(AttentionShape::from(p), ctx,
