@@ -166,6 +166,8 @@ Validation DeviceBackwardCase::validate() {
   GENBENCH_CHECK_CUDA(cudaMemcpy(first.data(), dq_.get(), n_q * 2, cudaMemcpyDeviceToHost));
   poison_outputs();
   execute();
+  // The backend's stream does not order with cudaMemcpy's default stream: wait for it first.
+  GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
   GENBENCH_CHECK_CUDA(cudaMemcpy(again.data(), dq_.get(), n_q * 2, cudaMemcpyDeviceToHost));
   const auto diff = std::mismatch(first.begin(), first.end(), again.begin());
   if (diff.first != first.end()) {
