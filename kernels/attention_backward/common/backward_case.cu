@@ -58,13 +58,29 @@ DeviceBackwardCase::DeviceBackwardCase(const AttentionShape& s, Context& ctx)
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
 }
 
-DeviceBackwardCase::~DeviceBackwardCase() {
-  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
-  if (graph_) cudaGraphDestroy(graph_);
+DeviceBackwardCase::~DeviceBackwardCase() = default;
+
+BackwardParams backward_params_of(const AttentionShape& s, bool deterministic) {
+  BackwardParams p{};
+  p.batch = static_cast<int>(s.batch);
+  p.heads = static_cast<int>(s.heads);
+  p.heads_kv = static_cast<int>(s.heads_kv);
+  p.head_dim = static_cast<int>(s.head_dim);
+  p.seqlen_q = static_cast<int>(s.seqlen_q);
+  p.seqlen_k = static_cast<int>(s.seqlen_k);
+  p.rows_q = s.batch * s.seqlen_q;
+  p.rows_k = s.batch * s.seqlen_k;
+  p.lse_head_stride = s.varlen ? p.rows_q : s.seqlen_q;
+  p.varlen = s.varlen;
+  p.causal = s.causal;
+  p.deterministic = deterministic;
+  p.dtype = s.dtype;
+  p.scale = s.scale;
+  return p;
 }
 
 BackwardParams DeviceBackwardCase::params() const {
-  BackwardParams p{};
+  BackwardParams p = backward_params_of(s_, deterministic_);
   p.q = q_.get();
   p.k = k_.get();
   p.v = v_.get();
@@ -76,20 +92,6 @@ BackwardParams DeviceBackwardCase::params() const {
   p.dv = dv_.get();
   p.cu_q = cu_q_.as<int>();
   p.cu_k = cu_k_.as<int>();
-  p.batch = static_cast<int>(s_.batch);
-  p.heads = static_cast<int>(s_.heads);
-  p.heads_kv = static_cast<int>(s_.heads_kv);
-  p.head_dim = static_cast<int>(s_.head_dim);
-  p.seqlen_q = static_cast<int>(s_.seqlen_q);
-  p.seqlen_k = static_cast<int>(s_.seqlen_k);
-  p.rows_q = rows_q_;
-  p.rows_k = rows_k_;
-  p.lse_head_stride = s_.varlen ? rows_q_ : s_.seqlen_q;
-  p.varlen = s_.varlen;
-  p.causal = s_.causal;
-  p.deterministic = deterministic_;
-  p.dtype = s_.dtype;
-  p.scale = s_.scale;
   return p;
 }
 
@@ -103,25 +105,10 @@ void* DeviceBackwardCase::workspace(std::size_t bytes) {
   return ws_.get();
 }
 
-void DeviceBackwardCase::capture() {
-  cudaStream_t st = stream();
-  GENBENCH_CHECK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  try {
-    launch(st);
-  } catch (...) {
-    cudaGraph_t g = nullptr;
-    cudaStreamEndCapture(st, &g);
-    if (g) cudaGraphDestroy(g);
-    throw;
-  }
-  GENBENCH_CHECK_CUDA(cudaStreamEndCapture(st, &graph_));
-  GENBENCH_CHECK_CUDA(cudaGraphInstantiate(&graph_exec_, graph_, 0));
-}
-
 void DeviceBackwardCase::execute() {
   if (s_.graph) {
-    if (!graph_exec_) capture();
-    GENBENCH_CHECK_CUDA(cudaGraphLaunch(graph_exec_, stream()));
+    if (graph_.empty()) graph_.capture(stream(), 1, [&](int) { launch(stream()); });
+    graph_.launch(stream());
   } else {
     launch(stream());
   }

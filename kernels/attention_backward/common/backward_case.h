@@ -14,11 +14,16 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/graph.h"
 #include "kernels/attention_backward/common/backward_params.h"
 #include "ops/attention/attention.h"
 #include "ops/implementation.h"
 
 namespace genbench::attention_backward {
+
+// The sizes and flags of a shape's BackwardParams, pointers null (for can_implement checks
+// before anything is allocated; the case's params() adds its buffers).
+BackwardParams backward_params_of(const AttentionShape& s, bool deterministic);
 
 class DeviceBackwardCase : public Case {
  public:
@@ -58,9 +63,7 @@ class DeviceBackwardCase : public Case {
 
  private:
   void poison_outputs();
-  void capture();
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t graph_exec_ = nullptr;
+  CapturedGraph graph_;  // mode graph: launch() captured once, replayed
 };
 
 }  // namespace genbench::attention_backward

@@ -25,26 +25,6 @@ class Fa2BackwardCase final : public DeviceBackwardCase {
   void* ws_ptr_ = nullptr;
 };
 
-// The params a point would get, for unsupported() before anything is allocated.
-BackwardParams shape_params(const AttentionShape& s, bool deterministic) {
-  BackwardParams p{};
-  p.batch = static_cast<int>(s.batch);
-  p.heads = static_cast<int>(s.heads);
-  p.heads_kv = static_cast<int>(s.heads_kv);
-  p.head_dim = static_cast<int>(s.head_dim);
-  p.seqlen_q = static_cast<int>(s.seqlen_q);
-  p.seqlen_k = static_cast<int>(s.seqlen_k);
-  p.rows_q = s.batch * s.seqlen_q;
-  p.rows_k = s.batch * s.seqlen_k;
-  p.lse_head_stride = s.varlen ? p.rows_q : s.seqlen_q;
-  p.varlen = s.varlen;
-  p.causal = s.causal;
-  p.deterministic = deterministic;
-  p.dtype = s.dtype;
-  p.scale = s.scale;
-  return p;
-}
-
 class AttentionBackwardFa2 final : public Implementation {
  public:
   std::string can_implement(const Point& p, const Context& ctx) const override {
@@ -53,7 +33,8 @@ class AttentionBackwardFa2 final : public Implementation {
     if (s.batch * s.seqlen_q > 2147483647 / s.heads || s.batch * s.seqlen_k > 2147483647 / s.heads_kv)
       return "more rows than 32-bit indices hold";
     const auto& prop = cuda_backend_of(ctx.backend).properties();
-    return fa2::unsupported(shape_params(s, p.boolean(attention_backward_axis::deterministic)), prop.major, prop.minor);
+    return fa2::unsupported(backward_params_of(s, p.boolean(attention_backward_axis::deterministic)), prop.major,
+                            prop.minor);
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
     return std::make_unique<Fa2BackwardCase>(AttentionShape::from(p), ctx,
