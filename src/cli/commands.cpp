@@ -137,8 +137,10 @@ int cmd_list() {
         for (auto x : a.allowed) v.push_back(std::to_string(x));
         values = join(v, "|");
       }
-      std::printf("    %-12s default %-10s %s%s%s\n", a.name.c_str(), to_string(a.default_value).c_str(),
-                  a.tuning ? "(tuning) " : "", a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
+      // The default with the axis's unit ("1024 tokens", "1048576 B").
+      const std::string def = to_string(a.default_value) + (a.unit.empty() ? "" : " " + a.unit);
+      std::printf("    %-12s default %-16s %s%s%s\n", a.name.c_str(), def.c_str(), a.tuning ? "(tuning) " : "",
+                  a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
     }
   }
   return kExitOk;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.h"
 #include "core/strings.h"
 #include "io/schema.h"
 
@@ -285,6 +286,7 @@ std::vector<Column> axis_columns(const Op& op) {
              : a.type == AxisType::choice ? ColumnType::str
                                           : ColumnType::i64;
     c.str_len = c.type == ColumnType::str ? kNameLen : 0;
+    c.unit = a.unit;
     c.meaning = (a.tuning ? "tuning switch: " : "axis: ") + a.help + (a.type == AxisType::boolean ? " (0/1)" : "");
     c.kind = "axis";
     out.push_back(std::move(c));
@@ -351,9 +353,11 @@ void fill_points(const Op& op, const PointRecord& rec, h5::Row& row) {
       for (std::size_t a = 0; a < axes.size(); ++a)
         put(row, i++, axes[a].type, a < rec.point.values.size() ? ColumnValue(rec.point.values[a]) : ColumnValue(kNaN));
   }
-  const auto ops = op.columns();
-  for (std::size_t k = 0; k < ops.size(); ++k)
-    put(row, i++, ops[k].type, k < rec.op_values.size() ? rec.op_values[k] : ColumnValue(kNaN));
+  const auto& ops = op.columns();
+  if (rec.op_values.size() != ops.size())
+    throw Error(strprintf("op %s: a points row holds %zu op values for its %zu op columns (Op::values)",
+                          op.name().c_str(), rec.op_values.size(), ops.size()));
+  for (std::size_t k = 0; k < ops.size(); ++k) put(row, i++, ops[k].type, rec.op_values[k]);
 }
 
 void fill_rank_stats(const RankRecord& r, h5::Row& row) {

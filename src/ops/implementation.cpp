@@ -43,7 +43,9 @@ std::string tuning_value(const Point& p, const Op& op, const std::string& axis, 
 
 AxisSpec tuning_axis(std::string name, std::vector<std::string> choices, std::string help) {
   choices.insert(choices.begin(), "auto");
-  AxisSpec a{std::move(name), AxisType::choice, std::string("auto"), std::move(choices), 0, 0, {}, std::move(help)};
+  Axes v;
+  v.choice(std::move(name), std::move(choices)).default_("auto").help(std::move(help));
+  AxisSpec a = v.done().front();
   a.tuning = true;
   return a;
 }

@@ -45,11 +45,14 @@ class Case {
   // Iterations one run() performs (mode=graph replays K captured iterations per run()); the
   // runner divides each timed sample by it, so samples are always per iteration.
   virtual int iterations_per_run() const { return 1; }
-  // Measurements beyond the timed run() (named as in Op::extra_columns()), read once after the
-  // timed iterations on every rank; the result file keeps rank 0's.
+  // Measurements beyond the timed run(), one for every extra column of the op (named as the
+  // column, NaN where it does not apply to the point), read once after the timed iterations on
+  // every rank; the result file keeps rank 0's. A name the op does not declare, or one left
+  // out, fails the point (ops/op_columns.h).
   virtual std::vector<std::pair<std::string, double>> extra_metrics() { return {}; }
-  // What the implementation chose for each of its tuning axes (axis name -> value), recorded
-  // in the points table's "<axis>_chosen" columns.
+  // What the implementation chose for each of its own tuning axes (ImplementationInfo::tuning;
+  // axis name -> value), every one of them and no other, recorded in the points table's
+  // "<axis>_chosen" columns.
   virtual std::vector<std::pair<std::string, std::string>> chosen() const { return {}; }
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/strings.h"
@@ -18,6 +19,17 @@ std::vector<const Op*>& op_list() {
   return ops;
 }
 
+const char* column_type_name(ColumnType t) {
+  switch (t) {
+    case ColumnType::i64: return "i64";
+    case ColumnType::f64: return "f64";
+    case ColumnType::str: return "str";
+  }
+  return "?";
+}
+
+}  // namespace
+
 const char* axis_type_name(AxisType t) {
   switch (t) {
     case AxisType::integer: return "integer";
@@ -29,16 +41,15 @@ const char* axis_type_name(AxisType t) {
   return "?";
 }
 
-const char* column_type_name(ColumnType t) {
-  switch (t) {
-    case ColumnType::i64: return "i64";
-    case ColumnType::f64: return "f64";
-    case ColumnType::str: return "str";
+const char* column_kind_name(ColumnKind k) {
+  switch (k) {
+    case ColumnKind::effective: return "effective";
+    case ColumnKind::chosen: return "chosen";
+    case ColumnKind::metric: return "metric";
+    case ColumnKind::extra: return "extra";
   }
   return "?";
 }
-
-}  // namespace
 
 OpRegistrar::OpRegistrar(const Op& (*get)()) {
   auto& ops = op_list();
@@ -78,8 +89,6 @@ std::string Op::skip_reason(const Point&, int) const { return ""; }
 
 std::string Op::ceiling(const Point&) const { return ""; }
 
-std::vector<ColumnValue> Op::effective(const Point&, int) const { return {}; }
-
 const std::vector<AxisSpec>& Op::axes() const {
   static std::mutex m;
   const std::lock_guard<std::mutex> lock(m);
@@ -101,13 +110,120 @@ std::size_t Op::axis_index(const std::string& n) const {
   return static_cast<std::size_t>(-1);
 }
 
-std::vector<ColumnSpec> Op::columns() const {
-  std::vector<ColumnSpec> c = effective_columns();
-  for (const auto& a : axes())
-    if (a.tuning) c.push_back({a.name + "_chosen", ColumnType::str, "", "what the implementation chose for " + a.name});
-  for (const auto& m : metrics()) c.push_back({m.name, ColumnType::f64, m.unit, m.meaning});
-  for (const auto& [n, unit] : extra_columns()) c.push_back({n, ColumnType::f64, unit, "measured by the case"});
-  return c;
+const std::vector<OpColumn>& Op::columns() const {
+  static std::mutex m;
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    if (columns_) return *columns_;
+  }
+  // Built outside the lock: an op may declare its columns from another op's.
+  const auto& ax = axes();
+  const std::vector<OpColumn> declared = define_columns();
+  for (const auto& c : declared)
+    if (c.kind == ColumnKind::chosen)
+      throw std::logic_error("op " + name() + ": column '" + c.name +
+                             "' is declared as chosen; those come from the implementations' tuning axes");
+  auto v = std::make_unique<std::vector<OpColumn>>();
+  const auto take = [&](ColumnKind k) {
+    for (const auto& c : declared)
+      if (c.kind == k) v->push_back(c);
+  };
+  take(ColumnKind::effective);
+  for (const auto& a : ax) {
+    if (!a.tuning) continue;
+    OpColumn c;
+    c.name = a.name + "_chosen";
+    c.type = ColumnType::str;
+    c.meaning = "what the implementation chose for " + a.name;
+    c.kind = ColumnKind::chosen;
+    c.axis = a.name;
+    v->push_back(std::move(c));
+  }
+  take(ColumnKind::metric);
+  take(ColumnKind::extra);
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const OpColumn& c = (*v)[i];
+    const std::string what = "op " + name() + ": column '" + c.name + "'";
+    if (c.name.empty()) throw std::logic_error("op " + name() + ": a column has no name");
+    if (c.meaning.empty()) throw std::logic_error(what + " has no meaning");
+    if (c.kind == ColumnKind::effective && !c.of_point) throw std::logic_error(what + " has no function of the point");
+    if (c.kind == ColumnKind::metric && !c.rate) throw std::logic_error(what + " has no function of the work");
+    for (std::size_t j = 0; j < i; ++j)
+      if ((*v)[j].name == c.name) throw std::logic_error(what + " is declared twice");
+    for (const auto& a : ax)
+      if (a.name == c.name) throw std::logic_error(what + " has the name of an axis");
+  }
+  const std::lock_guard<std::mutex> lock(m);
+  if (!columns_) columns_ = std::move(v);
+  return *columns_;
+}
+
+std::vector<OpColumn> Op::metrics() const {
+  std::vector<OpColumn> out;
+  for (const auto& c : columns())
+    if (c.kind == ColumnKind::metric) out.push_back(c);
+  return out;
+}
+
+std::string Op::check_report(const CaseReport& r, const std::vector<AxisSpec>& own_tuning) const {
+  const auto& cols = columns();
+  for (std::size_t i = 0; i < r.extra.size(); ++i) {
+    const std::string& n = r.extra[i].first;
+    const bool declared = std::any_of(cols.begin(), cols.end(),
+                                      [&](const OpColumn& c) { return c.kind == ColumnKind::extra && c.name == n; });
+    if (!declared) {
+      std::vector<std::string> extras;
+      for (const auto& c : cols)
+        if (c.kind == ColumnKind::extra) extras.push_back(c.name);
+      return "the case reports '" + n + "', which is no extra column of op " + name() +
+             " (its extra columns: " + (extras.empty() ? std::string("none") : join(extras, ", ")) + ")";
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (r.extra[j].first == n) return "the case reports extra column '" + n + "' twice";
+  }
+  for (const auto& c : cols) {
+    if (c.kind != ColumnKind::extra) continue;
+    if (std::none_of(r.extra.begin(), r.extra.end(), [&](const auto& e) { return e.first == c.name; }))
+      return "the case reports no value for extra column '" + c.name + "' of op " + name() +
+             " (every case reports every extra column, NaN where it does not apply)";
+  }
+  for (std::size_t i = 0; i < r.chosen.size(); ++i) {
+    const std::string& n = r.chosen[i].first;
+    if (std::none_of(own_tuning.begin(), own_tuning.end(), [&](const AxisSpec& a) { return a.name == n; }))
+      return "the case reports a choice for '" + n + "', which is not a tuning axis of its implementation";
+    for (std::size_t j = 0; j < i; ++j)
+      if (r.chosen[j].first == n) return "the case reports its choice for '" + n + "' twice";
+  }
+  for (const auto& a : own_tuning)
+    if (std::none_of(r.chosen.begin(), r.chosen.end(), [&](const auto& c) { return c.first == a.name; }))
+      return "the case does not say what it chose for its tuning axis '" + a.name + "'";
+  return "";
+}
+
+std::vector<ColumnValue> Op::values(const Point& p, int world_size, const Work& w, double seconds,
+                                    const CaseReport& r) const {
+  std::vector<ColumnValue> v;
+  for (const auto& c : columns()) {
+    switch (c.kind) {
+      case ColumnKind::effective: v.push_back(c.of_point(p, world_size)); break;
+      case ColumnKind::chosen: {
+        std::string chosen;
+        for (const auto& [n, x] : r.chosen)
+          if (n == c.axis) chosen = x;
+        v.emplace_back(std::move(chosen));
+        break;
+      }
+      case ColumnKind::metric: v.emplace_back(metric_value(c, w, seconds)); break;
+      case ColumnKind::extra: {
+        double x = std::nan("");
+        for (const auto& [n, value] : r.extra)
+          if (n == c.name) x = value;
+        v.emplace_back(x);
+        break;
+      }
+    }
+  }
+  return v;
 }
 
 std::string Op::description_json() const {
@@ -119,24 +235,16 @@ std::string Op::description_json() const {
   d["headline"] = ms.empty() ? "" : ms.front().name;
   json axes_j = json::array();
   for (const auto& a : axes())
-    axes_j.push_back({{"name", a.name}, {"type", axis_type_name(a.type)}, {"help", a.help}, {"tuning", a.tuning}});
+    axes_j.push_back(
+        {{"name", a.name}, {"type", axis_type_name(a.type)}, {"unit", a.unit}, {"help", a.help}, {"tuning", a.tuning}});
   d["axes"] = axes_j;
-  const std::size_t n_eff = effective_columns().size();
-  std::size_t n_tuning = 0;
-  for (const auto& a : axes()) n_tuning += a.tuning ? 1 : 0;
   json cols = json::array();
-  const auto all = columns();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const char* kind = i < n_eff                          ? "effective"
-                       : i < n_eff + n_tuning             ? "chosen"
-                       : i < n_eff + n_tuning + ms.size() ? "metric"
-                                                          : "extra";
-    cols.push_back({{"name", all[i].name},
-                    {"type", column_type_name(all[i].type)},
-                    {"unit", all[i].unit},
-                    {"meaning", all[i].meaning},
-                    {"kind", kind}});
-  }
+  for (const auto& c : columns())
+    cols.push_back({{"name", c.name},
+                    {"type", column_type_name(c.type)},
+                    {"unit", c.unit},
+                    {"meaning", c.meaning},
+                    {"kind", column_kind_name(c.kind)}});
   d["columns"] = cols;
   json mj = json::array();
   for (const auto& m : ms) mj.push_back({{"name", m.name}, {"unit", m.unit}, {"meaning", m.meaning}});
@@ -163,19 +271,106 @@ std::vector<std::string> op_names() {
   return v;
 }
 
-double metric_value(const MetricSpec& m, const Work& w, double seconds) {
-  if (!m.value || !(seconds > 0)) return std::nan("");
-  const double v = m.value(w, seconds);
+double metric_value(const OpColumn& m, const Work& w, double seconds) {
+  if (!m.rate || !(seconds > 0)) return std::nan("");
+  const double v = m.rate(w, seconds);
   return v > 0 ? v : std::nan("");
 }
 
-std::string format_metric(const MetricSpec& m, double v) {
+std::string format_metric(const OpColumn& m, double v) {
   if (!std::isfinite(v)) return "";
   const std::string label = m.label.empty() ? "" : m.label + " ";
   // Rates below one of their unit read better one prefix down (0.002 TFLOP/s = 2 GFLOP/s).
   if (m.unit == "TFLOP/s") return label + (v < 1 ? strprintf("%.3g GFLOP/s", v * 1e3) : strprintf("%.1f TFLOP/s", v));
   if (m.unit == "GB/s") return label + strprintf("%.2f GB/s", v);
   return label + (v >= 100 ? strprintf("%.1f %s", v, m.unit.c_str()) : strprintf("%.3g %s", v, m.unit.c_str()));
+}
+
+// --- the axis builder (ops/axes.h) -------------------------------------------------------
+
+Axes::Axes(std::size_t count) : specs_(count), filled_(count, 0), defaulted_(count, false) {}
+
+Axes::Axes(std::vector<AxisSpec> from)
+    : specs_(std::move(from)), filled_(specs_.size(), 1), defaulted_(specs_.size(), true) {}
+
+AxisSpec& Axes::at(const std::string& name) {
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    if (filled_[i] && specs_[i].name == name) return specs_[i];
+  throw std::logic_error("no axis " + name + " declared");
+}
+
+std::vector<AxisSpec> Axes::done() const {
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const AxisSpec& a = specs_[i];
+    if (filled_[i] == 0) throw std::logic_error(strprintf("axis #%zu is not declared", i));
+    const std::string what = "axis " + a.name;
+    if (filled_[i] > 1) throw std::logic_error(strprintf("axis #%zu (%s) is declared twice", i, a.name.c_str()));
+    if (a.name.empty()) throw std::logic_error(strprintf("axis #%zu has no name", i));
+    for (std::size_t j = 0; j < i; ++j)
+      if (specs_[j].name == a.name) throw std::logic_error(what + " is declared twice");
+    if (a.help.empty()) throw std::logic_error(what + " has no help");
+    if (!defaulted_[i]) throw std::logic_error(what + " has no default");
+    switch (a.type) {
+      case AxisType::integer:
+      case AxisType::size: {
+        const std::int64_t d = std::get<std::int64_t>(a.default_value);
+        if (a.min > a.max) throw std::logic_error(what + ": min is above max");
+        if (d < a.min || d > a.max)
+          throw std::logic_error(strprintf("%s: default %lld is outside [%lld, %lld]", what.c_str(),
+                                           static_cast<long long>(d), static_cast<long long>(a.min),
+                                           static_cast<long long>(a.max)));
+        if (!a.allowed.empty() && std::find(a.allowed.begin(), a.allowed.end(), d) == a.allowed.end())
+          throw std::logic_error(what + ": the default is not among its allowed values");
+        break;
+      }
+      case AxisType::choice: {
+        if (a.choices.empty()) throw std::logic_error(what + " has no choices");
+        const std::string& d = std::get<std::string>(a.default_value);
+        if (std::find(a.choices.begin(), a.choices.end(), d) == a.choices.end())
+          throw std::logic_error(what + ": default '" + d + "' is not one of its choices");
+        if (!a.unit.empty()) throw std::logic_error(what + ": a choice axis has no unit");
+        break;
+      }
+      case AxisType::boolean:
+        if (!a.unit.empty()) throw std::logic_error(what + ": a boolean axis has no unit");
+        break;
+      case AxisType::real: break;
+    }
+  }
+  return specs_;
+}
+
+// --- the column builder (ops/op_columns.h) -----------------------------------------------
+
+OpColumns& OpColumns::metric(std::string name, std::string unit, std::string meaning,
+                             double (*rate)(const Work&, double), std::string label) {
+  OpColumn c;
+  c.name = std::move(name);
+  c.type = ColumnType::f64;
+  c.unit = std::move(unit);
+  c.meaning = std::move(meaning);
+  c.kind = ColumnKind::metric;
+  c.rate = rate;
+  c.label = std::move(label);
+  cols_.push_back(std::move(c));
+  return *this;
+}
+
+OpColumns& OpColumns::extra(std::string name, std::string unit, std::string meaning) {
+  OpColumn c;
+  c.name = std::move(name);
+  c.type = ColumnType::f64;
+  c.unit = std::move(unit);
+  c.meaning = std::move(meaning);
+  c.kind = ColumnKind::extra;
+  cols_.push_back(std::move(c));
+  return *this;
+}
+
+OpColumns& OpColumns::same_as(const std::vector<OpColumn>& columns, ColumnKind kind) {
+  for (const auto& c : columns)
+    if (c.kind == kind) cols_.push_back(c);
+  return *this;
 }
 
 }  // namespace genbench

@@ -544,6 +544,15 @@ class Run {
   void record(const BenchmarkInfo& info, PointRun& run, const Gathered& g) {
     const auto& b = run.bench;
     const auto& p = run.point;
+    // What the case reported must be what the op's columns expect (ops/op_columns.h).
+    const CaseReport report{g.ranks.front().chosen, g.ranks.front().extra};
+    if (run.verdict.ok() && run.impl) {
+      const std::string bad = b.op->check_report(report, run.impl->info().tuning);
+      if (!bad.empty()) {
+        run.verdict.set(kSevFailed, (comm_.size() > 1 ? "rank 0: " : "") + bad);
+        any_failed_ = true;
+      }
+    }
     const bool ok = run.verdict.ok();
     PointRecord rec;
     rec.point = p;
@@ -569,7 +578,7 @@ class Run {
     }
     const double med = rec.slowest.median;
     const auto metrics = b.op->metrics();
-    rec.op_values = op_values(*b.op, p, rec.work, ok ? med : 0.0, g.ranks.front());
+    rec.op_values = b.op->values(p, comm_.size(), rec.work, ok ? med : 0.0, ok ? report : CaseReport{});
     rec.ceiling_fraction = ceiling_fraction(*b.op, p, rec.work, ok ? med : 0.0);
     write_or_abort([&] { file_->append(info, rec); });
 
@@ -596,28 +605,6 @@ class Run {
   }
 
   // --- helpers ----------------------------------------------------------------------------
-
-  // The op's part of the row, in Op::columns() order. `seconds` is 0 for a point without time.
-  std::vector<ColumnValue> op_values(const Op& op, const Point& p, const Work& w, double seconds,
-                                     const exchange::RankPoint& rank0) const {
-    std::vector<ColumnValue> v = op.effective(p, comm_.size());
-    v.resize(op.effective_columns().size(), std::nan(""));
-    for (const auto& a : op.axes()) {
-      if (!a.tuning) continue;
-      std::string chosen;
-      for (const auto& [name, value] : rank0.chosen)
-        if (name == a.name) chosen = value;
-      v.emplace_back(chosen);
-    }
-    for (const auto& m : op.metrics()) v.emplace_back(metric_value(m, w, seconds));
-    for (const auto& [name, unit] : op.extra_columns()) {
-      double x = std::nan("");
-      for (const auto& [n, value] : rank0.extra)
-        if (n == name) x = value;
-      v.emplace_back(x);
-    }
-    return v;
-  }
 
   // The first metric of the ceiling's unit over the ceiling the op names; NaN without one.
   double ceiling_fraction(const Op& op, const Point& p, const Work& w, double seconds) const {

@@ -75,8 +75,13 @@ TEST(OverlapConfig, CollectivePiecesKeepWholeElementsPerRank) {
 TEST(OverlapConfig, MetricsFromTheMedians) {
   // GEMM 10 ms alone, collective 4 ms alone, 11 ms together: 3 ms of the collective hidden.
   const auto m = overlap_metrics(10e-3, 4e-3, 11e-3, 10.5e-3, 5e-3);
-  ASSERT_EQ(m.size(), overlap_op().extra_columns().size());
-  for (std::size_t i = 0; i < m.size(); ++i) EXPECT_EQ(m[i].first, overlap_op().extra_columns()[i].first);
+  std::vector<std::string> extras;
+  for (const auto& c : overlap_op().columns())
+    if (c.kind == ColumnKind::extra) extras.push_back(c.name);
+  ASSERT_EQ(m.size(), extras.size());
+  for (std::size_t i = 0; i < m.size(); ++i) EXPECT_EQ(m[i].first, extras[i]);
+  // What every overlap case reports is what the op's columns expect.
+  EXPECT_EQ(overlap_op().check_report({{}, m}, {}), "");
   EXPECT_NEAR(m[5].second, 0.75, 1e-12);  // efficiency
   EXPECT_NEAR(m[6].second, 1.05, 1e-12);  // compute slowdown
   EXPECT_NEAR(m[7].second, 1.25, 1e-12);  // comm slowdown

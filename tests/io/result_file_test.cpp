@@ -30,14 +30,11 @@ class TestOp : public Op {
  public:
   std::string name() const override { return "writer_test_op"; }
   std::vector<AxisSpec> define_axes() const override {
-    AxisSpec n{"n", AxisType::integer, std::int64_t{4}};
-    n.help = "size";
-    AxisSpec layout{"layout", AxisType::choice, std::string("row")};
-    layout.choices = {"row", "col"};
-    layout.help = "layout";
-    AxisSpec alpha{"alpha", AxisType::real, 0.5};
-    alpha.help = "scale";
-    return {n, layout, alpha};
+    Axes v;
+    v.int64("n").default_(4).help("size");
+    v.choice("layout", {"row", "col"}).default_("row").help("layout");
+    v.real("alpha").default_(0.5).help("scale");
+    return v.done();
   }
   std::string check(const Point&, int) const override { return ""; }
   Work work(const Point& p, int) const override {
@@ -45,15 +42,15 @@ class TestOp : public Op {
     w.flops = static_cast<double>(p.integer(0));
     return w;
   }
-  std::vector<MetricSpec> metrics() const override {
-    return {MetricSpec{"rate", "FLOP/s", "flops per second", [](const Work& w, double s) { return w.flops / s; }}};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("eff_n", "", "n that ran", [](const Point& p, int) { return p.integer(0); });
+    c.effective("eff_layout", "", "layout that ran", [](const Point& p, int) { return p.choice(1); });
+    c.effective("eff_scale", "", "scale that ran", [](const Point& p, int) { return p.real(2); });
+    c.metric("rate", "FLOP/s", "flops per second", [](const Work& w, double s) { return w.flops / s; });
+    c.extra("x_s", "s", "measured by the case");
+    return c.done();
   }
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"eff_n", ColumnType::i64, "", "n that ran"},
-            {"eff_layout", ColumnType::str, "", "layout that ran"},
-            {"eff_scale", ColumnType::f64, "", "scale that ran"}};
-  }
-  std::vector<std::pair<std::string, std::string>> extra_columns() const override { return {{"x_s", "s"}}; }
 };
 
 const TestOp& test_op() {

@@ -76,8 +76,9 @@ TEST(OverlapCuda, VerifiesAndReportsConsistentMetrics) {
       backend->synchronize();
     }
     std::map<std::string, double> m;
-    for (const auto& [k, x] : c->extra_metrics()) m[k] = x;
-    ASSERT_EQ(m.size(), overlap_op().extra_columns().size()) << what;
+    const auto reported = c->extra_metrics();
+    for (const auto& [k, x] : reported) m[k] = x;
+    EXPECT_EQ(overlap_op().check_report({c->chosen(), reported}, impl->info().tuning), "") << what;
     namespace om = overlap_metric;
     for (const char* k : {om::t_compute, om::t_comm, om::t_both, om::t_compute_overlap, om::t_comm_overlap}) {
       EXPECT_TRUE(std::isfinite(m[k])) << what << " " << k;

@@ -77,6 +77,48 @@ std::int64_t rows(const std::string& path, const std::string& bench) {
   return recorded;
 }
 
+// impl, status and reason of every row of a benchmark's points, as the file stores them
+// (fixed-length strings), in one read.
+struct RowText {
+  std::string impl, status, reason;
+};
+std::vector<RowText> row_texts(const std::string& path, const std::string& bench) {
+  std::vector<RowText> out;
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, ("/benchmarks/" + bench + "/points").c_str(), H5P_DEFAULT);
+  hid_t sp = H5Dget_space(d);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(sp, &n, nullptr);
+  H5Sclose(sp);
+  hid_t ft = H5Dget_type(d);
+  const char* names[3] = {"impl", "status", "reason"};
+  hid_t types[3];
+  std::size_t offs[3], size = 0;
+  for (int c = 0; c < 3; ++c) {
+    const int mi = H5Tget_member_index(ft, names[c]);
+    EXPECT_GE(mi, 0) << names[c];
+    types[c] = H5Tget_member_type(ft, static_cast<unsigned>(mi));
+    offs[c] = size;
+    size += H5Tget_size(types[c]);
+  }
+  hid_t mt = H5Tcreate(H5T_COMPOUND, size);
+  for (int c = 0; c < 3; ++c) H5Tinsert(mt, names[c], offs[c], types[c]);
+  std::vector<char> buf(n * size);
+  EXPECT_GE(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), 0);
+  auto field = [&](hsize_t row, int c) {
+    const char* at = buf.data() + row * size + offs[c];
+    return std::string(at, strnlen(at, H5Tget_size(types[c])));
+  };
+  for (hsize_t i = 0; i < n; ++i)
+    if (!field(i, 1).empty()) out.push_back({field(i, 0), field(i, 1), field(i, 2)});
+  H5Tclose(mt);
+  for (hid_t t : types) H5Tclose(t);
+  H5Tclose(ft);
+  H5Dclose(d);
+  H5Fclose(f);
+  return out;
+}
+
 // Options of a quiet host-backend run into `path`.
 RunOptions host_run(const std::string& path) {
   RunOptions opts;
@@ -178,30 +220,9 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
   EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitFailedPoints);
   if (comm.is_root()) {
     EXPECT_EQ(check_result_file(path), "");
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, "/benchmarks/gemm/points", H5P_DEFAULT);
-    // impl, status and reason as the file stores them (fixed-length strings), in one read.
-    hid_t ft = H5Dget_type(d);
-    const char* names[3] = {"impl", "status", "reason"};
-    hid_t types[3];
-    std::size_t offs[3], size = 0;
-    for (int c = 0; c < 3; ++c) {
-      const int mi = H5Tget_member_index(ft, names[c]);
-      ASSERT_GE(mi, 0) << names[c];
-      types[c] = H5Tget_member_type(ft, static_cast<unsigned>(mi));
-      offs[c] = size;
-      size += H5Tget_size(types[c]);
-    }
-    hid_t mt = H5Tcreate(H5T_COMPOUND, size);
-    for (int c = 0; c < 3; ++c) H5Tinsert(mt, names[c], offs[c], types[c]);
-    std::vector<char> buf(2 * size);
-    ASSERT_GE(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), 0);
-    auto field = [&](int row, int c) {
-      const char* at = buf.data() + row * size + offs[c];
-      return std::string(at, strnlen(at, H5Tget_size(types[c])));
-    };
-    for (int i = 0; i < 2; ++i) {
-      const std::string impl = field(i, 0), status = field(i, 1), reason = field(i, 2);
+    const auto texts = row_texts(path, "gemm");
+    ASSERT_EQ(texts.size(), 2u);
+    for (const auto& [impl, status, reason] : texts) {
       if (impl == "reference") {
         EXPECT_EQ(status, "ok") << reason;
       } else {
@@ -210,11 +231,84 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
         EXPECT_NE(reason.find("TEST_SETTING='x' is not a number"), std::string::npos) << reason;
       }
     }
-    H5Tclose(mt);
-    for (hid_t t : types) H5Tclose(t);
-    H5Tclose(ft);
-    H5Dclose(d);
-    H5Fclose(f);
+  }
+}
+
+// A case whose report (Case::extra_metrics(), Case::chosen()) is not what its op's columns
+// expect: an extra column no column declares, or a declared one left out. Its points fail with
+// the reason; nothing is written as a silent NaN.
+class ReportingCase : public Case {
+ public:
+  explicit ReportingCase(std::vector<std::pair<std::string, double>> extra) : extra_(std::move(extra)) {}
+  Validation validate() override { return {}; }
+  void run() override {}
+  std::vector<std::pair<std::string, double>> extra_metrics() override { return extra_; }
+
+ private:
+  std::vector<std::pair<std::string, double>> extra_;
+};
+
+class ReportingImpl : public Implementation {
+ public:
+  std::string can_implement(const Point&, const Context&) const override { return ""; }
+  std::unique_ptr<Case> prepare(const Point&, Context&) const override {
+    return std::make_unique<ReportingCase>(extra());
+  }
+  virtual std::vector<std::pair<std::string, double>> extra() const = 0;
+};
+
+class StrayExtraGemm final : public ReportingImpl {
+  std::vector<std::pair<std::string, double>> extra() const override { return {{"stray_s", 1.0}}; }
+};
+
+class MissingExtraOverlap final : public ReportingImpl {
+  std::vector<std::pair<std::string, double>> extra() const override { return {{"t_compute_s", 1.0}}; }
+};
+
+TEST(Runner, AReportOfUndeclaredOrMissingColumnsFailsThePoint) {
+  static const bool added = [] {
+    Registry::instance().add({"gemm", "test_stray_extra", BackendKind::host, "test: reports an undeclared extra"},
+                             [] { return std::unique_ptr<Implementation>(std::make_unique<StrayExtraGemm>()); });
+    Registry::instance().add({"overlap", "test_missing_extra", BackendKind::host, "test: leaves extras out"},
+                             [] { return std::unique_ptr<Implementation>(std::make_unique<MissingExtraOverlap>()); });
+    return true;
+  }();
+  ASSERT_TRUE(added);
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/report.h5";
+  const Config cfg = parse_config(R"(benchmarks:
+  - name: gemm
+    op: gemm
+    implementations: [reference, test_stray_extra]
+    axes: {m: 17, n: 9, k: 33, dtype: fp32}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
+  - name: ov
+    op: overlap
+    implementations: [host, test_missing_extra]
+    axes: {m: 16, n: 16, k: 16, dtype: fp32, bytes: 4K, coll_dtype: fp32}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
+)",
+                                  "report.yaml");
+  EXPECT_EQ(run_benchmarks(cfg, host_run(path), comm), kExitFailedPoints);
+  if (comm.is_root()) {
+    EXPECT_EQ(check_result_file(path), "");
+    for (const char* bench : {"gemm", "ov"}) {
+      const auto texts = row_texts(path, bench);
+      ASSERT_EQ(texts.size(), 2u) << bench;
+      for (const auto& [impl, status, reason] : texts) {
+        if (impl == "reference" || impl == "host") {
+          EXPECT_EQ(status, "ok") << bench << ": " << reason;
+        } else if (impl == "test_stray_extra") {
+          EXPECT_EQ(status, "failed");
+          EXPECT_NE(reason.find("the case reports 'stray_s', which is no extra column of op gemm"), std::string::npos)
+              << reason;
+        } else {
+          EXPECT_EQ(impl, "test_missing_extra");
+          EXPECT_EQ(status, "failed");
+          EXPECT_NE(reason.find("no value for extra column 't_comm_s' of op overlap"), std::string::npos) << reason;
+        }
+      }
+    }
   }
 }
 

@@ -104,7 +104,7 @@ TEST(DecodeOp, VarlenLengthsAreSeededAndBounded) {
     EXPECT_LE(L, 1001);
   }
   // The effective columns follow the drawn lengths.
-  const auto eff = decode_op().effective(p, 1);
+  const auto eff = decode_op().values(p, 1, Work{}, 0, {});  // effective columns first
   std::int64_t total = 0;
   for (auto L : a) total += L;
   EXPECT_EQ(std::get<std::int64_t>(eff[1]), total);

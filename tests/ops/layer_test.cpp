@@ -95,6 +95,7 @@ TEST(LayerReference, ValidatesEveryPartAndTimesThemAlone) {
       EXPECT_NE(v.detail.find("every part validated"), std::string::npos) << v.detail;
       c->run();
       const auto extra = c->extra_metrics();
+      EXPECT_EQ(layer_op().check_report({c->chosen(), extra}, impl->info().tuning), "");
       ASSERT_EQ(extra.size(), 1 + layer_part_names().size());
       EXPECT_EQ(extra[0].first, "parts_alone_s");
       double sum = 0;

@@ -96,19 +96,64 @@ TEST(Seams, TuningValueIsThePointsOrTheAliasOrAuto) {
 
 TEST(Seams, ColumnsAreEffectiveThenChosenThenMetricsThenExtras) {
   for (const Op* op : all_ops()) {
-    const auto cols = op->columns();
-    std::size_t tuning = 0;
-    for (const auto& a : op->axes()) tuning += a.tuning ? 1 : 0;
-    const std::size_t n_eff = op->effective_columns().size(), n_m = op->metrics().size();
-    ASSERT_EQ(cols.size(), n_eff + tuning + n_m + op->extra_columns().size()) << op->name();
-    for (std::size_t i = 0; i < n_m; ++i) {
-      EXPECT_EQ(cols[n_eff + tuning + i].name, op->metrics()[i].name);
-      EXPECT_EQ(cols[n_eff + tuning + i].unit, op->metrics()[i].unit);
+    const auto& cols = op->columns();
+    // The kinds in file order, each chosen column after a tuning axis, in axis order.
+    std::size_t i = 0;
+    for (ColumnKind k : {ColumnKind::effective, ColumnKind::chosen, ColumnKind::metric, ColumnKind::extra})
+      while (i < cols.size() && cols[i].kind == k) ++i;
+    EXPECT_EQ(i, cols.size()) << op->name() << ": column " << (i < cols.size() ? cols[i].name : "") << " out of order";
+    std::vector<std::string> chosen, tuning;
+    for (const auto& c : cols)
+      if (c.kind == ColumnKind::chosen) {
+        chosen.push_back(c.name);
+        EXPECT_EQ(c.type, ColumnType::str);
+        EXPECT_EQ(c.name, c.axis + "_chosen");
+      }
+    for (const auto& a : op->axes())
+      if (a.tuning) tuning.push_back(a.name + "_chosen");
+    EXPECT_EQ(chosen, tuning) << op->name();
+    const auto m = op->metrics();
+    ASSERT_FALSE(m.empty()) << op->name();
+    for (const auto& c : m) {
+      EXPECT_EQ(c.kind, ColumnKind::metric);
+      EXPECT_NE(c.rate, nullptr) << c.name;
+      EXPECT_FALSE(c.unit.empty()) << op->name() << ": metric " << c.name << " has no unit";
     }
     std::set<std::string> names;
-    for (const auto& c : cols) EXPECT_TRUE(names.insert(c.name).second) << op->name() << ": " << c.name << " twice";
+    for (const auto& c : cols) {
+      EXPECT_TRUE(names.insert(c.name).second) << op->name() << ": " << c.name << " twice";
+      EXPECT_FALSE(c.meaning.empty()) << op->name() << ": " << c.name;
+      if (c.kind == ColumnKind::effective) EXPECT_TRUE(static_cast<bool>(c.of_point)) << c.name;
+    }
     for (const auto& a : op->axes())
       EXPECT_FALSE(names.count(a.name)) << op->name() << ": column shadows axis " << a.name;
+  }
+}
+
+// The row the runner writes: one value a column, of the column's type, in columns() order.
+TEST(Seams, ValuesFollowTheColumnsAndTheirTypes) {
+  for (const Op* op : all_ops()) {
+    Point p;
+    p.impl = "reference";
+    for (const auto& a : op->axes()) p.values.push_back(a.default_value);
+    const Work w = op->work(p, 1);
+    CaseReport r;
+    for (const auto& c : op->columns())
+      if (c.kind == ColumnKind::extra) r.extra.emplace_back(c.name, 1.5);
+    const auto v = op->values(p, 1, w, 1e-3, r);
+    const auto& cols = op->columns();
+    ASSERT_EQ(v.size(), cols.size()) << op->name();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::size_t want = cols[i].type == ColumnType::i64 ? 0 : cols[i].type == ColumnType::f64 ? 1 : 2;
+      EXPECT_EQ(v[i].index(), want) << op->name() << ": " << cols[i].name;
+      if (cols[i].kind == ColumnKind::extra) EXPECT_EQ(std::get<double>(v[i]), 1.5) << cols[i].name;
+      if (cols[i].kind == ColumnKind::chosen) EXPECT_EQ(std::get<std::string>(v[i]), "") << cols[i].name;
+    }
+    // Not timed: every metric NaN; no report: every extra NaN.
+    const auto u = op->values(p, 1, w, 0, {});
+    for (std::size_t i = 0; i < u.size(); ++i)
+      if (cols[i].kind == ColumnKind::metric || cols[i].kind == ColumnKind::extra)
+        EXPECT_TRUE(std::isnan(std::get<double>(u[i]))) << op->name() << ": " << cols[i].name;
   }
 }
 
@@ -141,8 +186,9 @@ TEST(Seams, AttentionEffectiveShapeIsWhatRuns) {
   p.values[a::seqlen_q] = std::int64_t{512};
   p.values[a::head_dim] = std::int64_t{128};
   p.values[a::heads_kv] = std::int64_t{4};
-  const auto v = attention_op().effective(p, 1);
-  ASSERT_EQ(v.size(), attention_op().effective_columns().size());
+  const auto v = attention_op().values(p, 1, Work{}, 0, {});  // the effective columns first
+  ASSERT_GE(v.size(), 6u);
+  EXPECT_EQ(attention_op().columns()[5].name, "total_tokens_k");
   EXPECT_EQ(std::get<std::int64_t>(v[0]), 32);  // 16384 tokens / 512
   EXPECT_EQ(std::get<std::int64_t>(v[1]), 16);  // 2048 / 128
   EXPECT_EQ(std::get<std::int64_t>(v[2]), 4);
@@ -150,7 +196,7 @@ TEST(Seams, AttentionEffectiveShapeIsWhatRuns) {
   EXPECT_EQ(std::get<std::int64_t>(v[4]), 32 * 512);
   // varlen: the drawn lengths' sum, below the padded total and at least half of it.
   p.values[a::varlen] = std::int64_t{1};
-  const auto w = attention_op().effective(p, 1);
+  const auto w = attention_op().values(p, 1, Work{}, 0, {});
   std::int64_t sum = 0;
   for (auto n : AttentionShape::from(p).lengths_q()) sum += n;
   EXPECT_EQ(std::get<std::int64_t>(w[4]), sum);

@@ -59,14 +59,14 @@ TEST(W4a16Op, WorkIsCountedByHand) {
                               {"group", std::int64_t{32}}});
   // + zero points, half a byte each: 8 x 64 of them
   EXPECT_DOUBLE_EQ(w4a16_op().work(z, 1).bytes, 256.0 * 2 + 256.0 * 64 / 2 + 8.0 * 64 * 2 + 8.0 * 64 / 2 + 64.0 * 2);
-  const auto eff = w4a16_op().effective(
-      point_with(w4a16_op(), "reference", {{"group", std::int64_t{0}}, {"k", std::int64_t{384}}}), 1);
+  const auto eff = w4a16_op().values(
+      point_with(w4a16_op(), "reference", {{"group", std::int64_t{0}}, {"k", std::int64_t{384}}}), 1, Work{}, 0, {});
   EXPECT_EQ(std::get<std::int64_t>(eff[0]), 384);  // per column: the group is k
   const auto metrics = w4a16_op().metrics();
   ASSERT_EQ(metrics.size(), 2u);
   EXPECT_EQ(metrics[0].name, "tflops");
   EXPECT_EQ(metrics[1].name, "GBps");
-  EXPECT_DOUBLE_EQ(metrics[1].value(w, 1e-3), w.bytes / 1e-3 / 1e9);
+  EXPECT_DOUBLE_EQ(metrics[1].rate(w, 1e-3), w.bytes / 1e-3 / 1e9);
 }
 
 TEST(W4a16Op, CeilingAndDescriptionFollowTheShape) {
@@ -202,7 +202,7 @@ TEST(GroupedGemmOp, WorkAndEffectiveShapeAreCountedOverAllGroups) {
   const Work w = grouped_gemm_op().work(fixed, 1);
   EXPECT_DOUBLE_EQ(w.flops, 2.0 * 15 * 64 * 32);
   EXPECT_DOUBLE_EQ(w.bytes, 2.0 * (15 * 32 + 3 * 64 * 32 + 15 * 64));
-  const auto eff = grouped_gemm_op().effective(fixed, 1);
+  const auto eff = grouped_gemm_op().values(fixed, 1, w, 0, {});  // effective columns first
   EXPECT_EQ(std::get<std::int64_t>(eff[0]), 15);
   EXPECT_EQ(std::get<std::int64_t>(eff[1]), 3);
   EXPECT_EQ(std::get<std::int64_t>(eff[2]), 5);
@@ -214,7 +214,7 @@ TEST(GroupedGemmOp, WorkAndEffectiveShapeAreCountedOverAllGroups) {
                                    {"tokens", std::int64_t{4}},
                                    {"n", std::int64_t{64}},
                                    {"k", std::int64_t{32}}});
-  const auto er = grouped_gemm_op().effective(routed, 1);
+  const auto er = grouped_gemm_op().values(routed, 1, Work{}, 0, {});
   const auto nonempty = std::get<std::int64_t>(er[1]);
   EXPECT_EQ(std::get<std::int64_t>(er[0]), 32);
   EXPECT_LE(nonempty, 32);

@@ -46,6 +46,12 @@ std::vector<std::int64_t> draw_lengths(std::int64_t batch, std::int64_t seqlen, 
   return v;
 }
 
+std::int64_t total(const std::vector<std::int64_t>& lengths) {
+  std::int64_t n = 0;
+  for (auto x : lengths) n += x;
+  return n;
+}
+
 // Unmasked (query, key) pairs of one head of one sequence.
 double pairs(std::int64_t sq, std::int64_t sk, bool causal) {
   if (!causal) return static_cast<double>(sq) * static_cast<double>(sk);
@@ -92,43 +98,31 @@ class AttentionOp final : public Op {
   }
 
   std::vector<AxisSpec> define_axes() const override {
-    std::vector<AxisSpec> v(attention_axis::count);
-    {
-      namespace a = attention_axis;
-      v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences per batch"};
-      v[a::tokens] = {"tokens",
-                      AxisType::size,
-                      std::int64_t{0},
-                      {},
-                      0,
-                      std::int64_t{1} << 40,
-                      {},
-                      "total tokens; batch = tokens / seqlen_q"};
-      v[a::heads] = {"heads", AxisType::integer, std::int64_t{16}, {}, 1, 4096, {}, "query heads"};
-      v[a::hidden] = {
-          "hidden", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "model width; heads = hidden / head_dim"};
-      v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{0}, {}, 0, 4096, {}, "key/value heads (0 = heads)"};
-      v[a::seqlen_q] = {"seqlen_q", AxisType::size, std::int64_t{1024}, {}, 1, std::int64_t{1} << 24,
-                        {},         "query length"};
-      v[a::seqlen_k] = {
-          "seqlen_k", AxisType::size, std::int64_t{0}, {}, 0, std::int64_t{1} << 24, {}, "key length (0 = seqlen_q)"};
-      v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1,
-                        1024,       {64, 128, 256},    "head dimension"};
-      v[a::causal] = {"causal", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {}, "bottom-right aligned causal mask"};
-      v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16", "fp8_e4m3", "fp32"}, 0, 0,
-                     {},      "input precision"};
-      v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
-      v[a::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
-      v[a::varlen] = {"varlen",
-                      AxisType::boolean,
-                      std::int64_t{0},
-                      {},
-                      0,
-                      1,
-                      {},
-                      "packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded"};
-    }
-    return v;
+    namespace a = attention_axis;
+    Axes v(a::count);
+    v.int64(a::batch, "batch").unit("sequences").default_(1).range(1, 1 << 20).help("sequences per batch");
+    v.size(a::tokens, "tokens")
+        .unit("tokens")
+        .default_(0)
+        .range(0, std::int64_t{1} << 40)
+        .help("total tokens; batch = tokens / seqlen_q");
+    v.int64(a::heads, "heads").unit("heads").default_(16).range(1, 4096).help("query heads");
+    v.int64(a::hidden, "hidden").default_(0).range(0, 1 << 20).help("model width; heads = hidden / head_dim");
+    v.int64(a::heads_kv, "heads_kv").unit("heads").default_(0).range(0, 4096).help("key/value heads (0 = heads)");
+    v.size(a::seqlen_q, "seqlen_q").unit("tokens").default_(1024).range(1, std::int64_t{1} << 24).help("query length");
+    v.size(a::seqlen_k, "seqlen_k")
+        .unit("tokens")
+        .default_(0)
+        .range(0, std::int64_t{1} << 24)
+        .help("key length (0 = seqlen_q)");
+    v.int64(a::head_dim, "head_dim").default_(128).range(1, 1024).allowed({64, 128, 256}).help("head dimension");
+    v.boolean(a::causal, "causal").help("bottom-right aligned causal mask");
+    v.choice(a::dtype, "dtype", {"fp16", "bf16", "fp8_e4m3", "fp32"}).default_("bf16").help("input precision");
+    v.real(a::scale, "scale").default_(0.0).help("softmax scale (0 = 1/sqrt(head_dim))");
+    v.choice(a::mode, "mode", {"eager", "graph"}).default_("eager").help("execution mode");
+    v.boolean(a::varlen, "varlen")
+        .help("packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override {
@@ -158,27 +152,24 @@ class AttentionOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s", "4*b*h*sq*sk*d per second (causal with sq == sk halved), median time",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {
-        {"effective_batch", ColumnType::i64, "", "sequences that ran (batch, or tokens / seqlen_q)"},
-        {"effective_heads", ColumnType::i64, "", "query heads that ran (heads, or hidden / head_dim)"},
-        {"effective_heads_kv", ColumnType::i64, "", "key/value heads that ran"},
-        {"effective_seqlen_k", ColumnType::i64, "", "key length that ran"},
-        {"total_tokens_q", ColumnType::i64, "", "query rows over all sequences (with varlen, the drawn lengths' sum)"},
-        {"total_tokens_k", ColumnType::i64, "", "key rows over all sequences (with varlen, the drawn lengths' sum)"}};
-  }
-
-  std::vector<ColumnValue> effective(const Point& p, int) const override {
-    const auto s = AttentionShape::from(p);
-    std::int64_t tq = 0, tk = 0;
-    for (auto n : s.lengths_q()) tq += n;
-    for (auto n : s.lengths_k()) tk += n;
-    return {s.batch, s.heads, s.heads_kv, s.seqlen_k, tq, tk};
+  std::vector<OpColumn> define_columns() const override {
+    const auto shape = [](const Point& p) { return AttentionShape::from(p); };
+    OpColumns c;
+    c.effective("effective_batch", "sequences", "sequences that ran (batch, or tokens / seqlen_q)",
+                [=](const Point& p, int) { return shape(p).batch; });
+    c.effective("effective_heads", "heads", "query heads that ran (heads, or hidden / head_dim)",
+                [=](const Point& p, int) { return shape(p).heads; });
+    c.effective("effective_heads_kv", "heads", "key/value heads that ran",
+                [=](const Point& p, int) { return shape(p).heads_kv; });
+    c.effective("effective_seqlen_k", "tokens", "key length that ran",
+                [=](const Point& p, int) { return shape(p).seqlen_k; });
+    c.effective("total_tokens_q", "tokens", "query rows over all sequences (with varlen, the drawn lengths' sum)",
+                [=](const Point& p, int) { return total(shape(p).lengths_q()); });
+    c.effective("total_tokens_k", "tokens", "key rows over all sequences (with varlen, the drawn lengths' sum)",
+                [=](const Point& p, int) { return total(shape(p).lengths_k()); });
+    c.metric("tflops", "TFLOP/s", "4*b*h*sq*sk*d per second (causal with sq == sk halved), median time",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    return c.done();
   }
 
   AnalysisHints analysis() const override {

@@ -30,18 +30,12 @@ class AttentionBackwardOp final : public Op {
   }
 
   std::vector<AxisSpec> define_axes() const override {
-    std::vector<AxisSpec> v = fwd().define_axes();
-    v[attention_axis::dtype].choices = {"fp16", "bf16", "fp32"};
-    v[attention_axis::dtype].help = "input and gradient precision (fp32: the host reference)";
-    v.push_back({"deterministic",
-                 AxisType::boolean,
-                 std::int64_t{0},
-                 {},
-                 0,
-                 1,
-                 {},
-                 "dQ without atomics: the same bits on every run"});
-    return v;
+    Axes v(fwd().define_axes());
+    v.at("dtype").choices = {"fp16", "bf16", "fp32"};
+    v.at("dtype").help = "input and gradient precision (fp32: the host reference)";
+    v.boolean(attention_backward_axis::deterministic, "deterministic")
+        .help("dQ without atomics: the same bits on every run");
+    return v.done();
   }
 
   std::string check(const Point& p, int world_size) const override { return fwd().check(p, world_size); }
@@ -54,16 +48,14 @@ class AttentionBackwardOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s",
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.same_as(fwd().columns(), ColumnKind::effective);
+    c.metric("tflops", "TFLOP/s",
              "backward FLOPs (2.5 x the forward's 4*b*h*sq*sk*d, causal with sq == sk halved) per second, median "
              "time",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override { return fwd().effective_columns(); }
-  std::vector<ColumnValue> effective(const Point& p, int world_size) const override {
-    return fwd().effective(p, world_size);
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    return c.done();
   }
 
   AnalysisHints analysis() const override {

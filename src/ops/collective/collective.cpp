@@ -79,33 +79,22 @@ class CollectiveOp final : public Op {
   std::string name() const override { return "collective"; }
 
   std::vector<AxisSpec> define_axes() const override {
-    {
-      std::vector<AxisSpec> v(collective_axis::count);
-      namespace c = collective_axis;
-      v[c::collective] = {"collective", AxisType::choice,  std::string("all_reduce"), kKinds, 0, 0,
-                          {},           "which collective"};
-      v[c::bytes] = {"bytes",
-                     AxisType::size,
-                     std::int64_t{1} << 20,
-                     {},
-                     1,
-                     std::int64_t{1} << 40,
-                     {},
-                     "message size (nccl-tests convention)"};
-      v[c::dtype] = {"dtype",
-                     AxisType::choice,
-                     std::string("fp32"),
-                     {"fp32", "fp16", "bf16", "int32", "fp8_e4m3", "fp8_e5m2"},
-                     0,
-                     0,
-                     {},
-                     "element type"};
-      v[c::redop] = {"redop", AxisType::choice, std::string("sum"), kOps, 0, 0, {}, "reduction"};
-      v[c::in_place] = {"in_place", AxisType::boolean, std::int64_t{0}, {}, 0, 1, {}, "output aliases input"};
-      v[c::root] = {"root", AxisType::integer, std::int64_t{0}, {}, 0, 1 << 20, {}, "root of broadcast/reduce"};
-      v[c::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
-      return v;
-    }
+    namespace c = collective_axis;
+    Axes v(c::count);
+    v.choice(c::collective, "collective", kKinds).default_("all_reduce").help("which collective");
+    v.size(c::bytes, "bytes")
+        .unit("B")
+        .default_(std::int64_t{1} << 20)
+        .range(1, std::int64_t{1} << 40)
+        .help("message size (nccl-tests convention)");
+    v.choice(c::dtype, "dtype", {"fp32", "fp16", "bf16", "int32", "fp8_e4m3", "fp8_e5m2"})
+        .default_("fp32")
+        .help("element type");
+    v.choice(c::redop, "redop", kOps).default_("sum").help("reduction");
+    v.boolean(c::in_place, "in_place").help("output aliases input");
+    v.int64(c::root, "root").default_(0).range(0, 1 << 20).help("root of broadcast/reduce");
+    v.choice(c::mode, "mode", {"eager", "graph"}).default_("eager").help("execution mode");
+    return v.done();
   }
 
   std::string check(const Point& p, int world_size) const override {
@@ -134,20 +123,16 @@ class CollectiveOp final : public Op {
     return "NCCL/MPI collectives: algbw and busbw as nccl-tests defines them, results verified";
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"busbw_GBps", "GB/s", "algbw x the collective's bus-bandwidth factor (nccl-tests)",
-             [](const Work& w, double t) { return w.busbw_factor > 0 ? w.bytes / t / 1e9 * w.busbw_factor : 0.0; },
-             "busbw"},
-            {"algbw_GBps", "GB/s", "size (nccl-tests convention) per second, median time",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"busbw_factor", ColumnType::f64, "", "busbw / algbw for this collective and world size (nccl-tests)"}};
-  }
-
-  std::vector<ColumnValue> effective(const Point& p, int world_size) const override {
-    return {CollectiveShape::from(p, world_size).busbw_factor()};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("busbw_factor", "", "busbw / algbw for this collective and world size (nccl-tests)",
+                [](const Point& p, int world_size) { return CollectiveShape::from(p, world_size).busbw_factor(); });
+    c.metric(
+        "busbw_GBps", "GB/s", "algbw x the collective's bus-bandwidth factor (nccl-tests)",
+        [](const Work& w, double t) { return w.busbw_factor > 0 ? w.bytes / t / 1e9 * w.busbw_factor : 0.0; }, "busbw");
+    c.metric("algbw_GBps", "GB/s", "size (nccl-tests convention) per second, median time",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    return c.done();
   }
 
   AnalysisHints analysis() const override {

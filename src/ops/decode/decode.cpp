@@ -32,6 +32,23 @@ DecodeShape DecodeShape::from(const Point& p) {
 
 namespace {
 
+// How the drawn cache lengths of a point fill the cache.
+struct CacheUse {
+  std::int64_t total = 0, shortest = 0, pages = 0;
+};
+
+CacheUse cache_use(const Point& p) {
+  const auto s = DecodeShape::from(p);
+  CacheUse u;
+  u.shortest = s.dims.cache;
+  for (auto L : s.lengths()) {
+    u.total += L;
+    u.shortest = std::min(u.shortest, L);
+    if (s.dims.page_size > 0) u.pages += (L + s.dims.page_size - 1) / s.dims.page_size;
+  }
+  return u;
+}
+
 class DecodeOp final : public Op {
  public:
   std::string name() const override { return "decode"; }
@@ -43,77 +60,42 @@ class DecodeOp final : public Op {
 
   std::vector<AxisSpec> define_axes() const override {
     namespace a = decode_axis;
-    std::vector<AxisSpec> v(a::count);
-    v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 20, {}, "sequences"};
-    v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "query heads"};
-    v[a::heads_kv] = {"heads_kv",
-                      AxisType::integer,
-                      std::int64_t{8},
-                      {},
-                      1,
-                      4096,
-                      {},
-                      "key/value heads (GQA/MQA); heads must be a multiple"};
-    v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
-    v[a::new_tokens] = {"new_tokens",
-                        AxisType::integer,
-                        std::int64_t{1},
-                        {},
-                        1,
-                        16,
-                        {},
-                        "query tokens per sequence (speculative decoding: up to 16)"};
-    v[a::cache] = {"cache",
-                   AxisType::size,
-                   std::int64_t{4096},
-                   {},
-                   0,
-                   std::int64_t{1} << 24,
-                   {},
-                   "keys per sequence, the new tokens' included (with varlen: the largest)"};
-    v[a::page_size] = {"page_size",
-                       AxisType::integer,
-                       std::int64_t{0},
-                       {},
-                       0,
-                       std::int64_t{1} << 24,
-                       {},
-                       "0: contiguous cache; else keys per page (a power of two), pages in a seeded random order"};
-    v[a::varlen] = {"varlen",
-                    AxisType::boolean,
-                    std::int64_t{0},
-                    {},
-                    0,
-                    1,
-                    {},
-                    "per-sequence cache lengths drawn in [max(cache/2, new_tokens), cache], seeded"};
-    v[a::causal] = {"causal",
-                    AxisType::boolean,
-                    std::int64_t{1},
-                    {},
-                    0,
-                    1,
-                    {},
-                    "causal among the new tokens (bottom-right aligned)"};
-    v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"bf16", "fp16"}, 0, 0, {}, "Q and O precision"};
-    v[a::kv_dtype] = {"kv_dtype",
-                      AxisType::choice,
-                      std::string("same"),
-                      {"same", "bf16", "fp16", "fp8_e4m3"},
-                      0,
-                      0,
-                      {},
-                      "K/V cache precision (same: dtype; fp8_e4m3 with a per-tensor descale)"};
-    v[a::scale] = {"scale", AxisType::real, 0.0, {}, 0, 0, {}, "softmax scale (0 = 1/sqrt(head_dim))"};
-    v[a::mode] = {"mode",
-                  AxisType::choice,
-                  std::string("eager"),
-                  {"eager", "graph"},
-                  0,
-                  0,
-                  {},
-                  "execution mode (graph: one capture serves any lengths up to cache)"};
-    return v;
+    Axes v(a::count);
+    v.int64(a::batch, "batch").unit("sequences").default_(1).range(1, 1 << 20).help("sequences");
+    v.int64(a::heads, "heads").unit("heads").default_(32).range(1, 4096).help("query heads");
+    v.int64(a::heads_kv, "heads_kv")
+        .unit("heads")
+        .default_(8)
+        .range(1, 4096)
+        .help("key/value heads (GQA/MQA); heads must be a multiple");
+    v.int64(a::head_dim, "head_dim").default_(128).range(1, 1024).allowed({64, 128, 256}).help("head dimension");
+    v.int64(a::new_tokens, "new_tokens")
+        .unit("tokens")
+        .default_(1)
+        .range(1, 16)
+        .help("query tokens per sequence (speculative decoding: up to 16)");
+    v.size(a::cache, "cache")
+        .unit("tokens")
+        .default_(4096)
+        .range(0, std::int64_t{1} << 24)
+        .help("keys per sequence, the new tokens' included (with varlen: the largest)");
+    v.int64(a::page_size, "page_size")
+        .unit("tokens")
+        .default_(0)
+        .range(0, std::int64_t{1} << 24)
+        .help("0: contiguous cache; else keys per page (a power of two), pages in a seeded random order");
+    v.boolean(a::varlen, "varlen")
+        .help("per-sequence cache lengths drawn in [max(cache/2, new_tokens), cache], seeded");
+    v.boolean(a::causal, "causal").default_(true).help("causal among the new tokens (bottom-right aligned)");
+    v.choice(a::dtype, "dtype", {"bf16", "fp16"}).default_("bf16").help("Q and O precision");
+    v.choice(a::kv_dtype, "kv_dtype", {"same", "bf16", "fp16", "fp8_e4m3"})
+        .default_("same")
+        .help("K/V cache precision (same: dtype; fp8_e4m3 with a per-tensor descale)");
+    v.real(a::scale, "scale").default_(0.0).help("softmax scale (0 = 1/sqrt(head_dim))");
+    v.choice(a::mode, "mode", {"eager", "graph"})
+        .default_("eager")
+        .help("execution mode (graph: one capture serves any lengths up to cache)");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override {
@@ -134,36 +116,31 @@ class DecodeOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {
-        {"GBps", "GB/s",
-         "bytes of K and V the cache lengths hold, Q, O and the block-table entries in use, per second (median time)",
-         [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""},
-        {"tflops", "TFLOP/s", "4 x heads x head_dim x unmasked (query, key) pairs per second",
-         [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
-        {"tokens_per_s", "tokens/s", "batch x new_tokens per second",
-         [](const Work& w, double t) { return w.tokens / t; }, ""}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"group", ColumnType::i64, "", "query heads per KV head (heads / heads_kv)"},
-            {"total_cache_len", ColumnType::i64, "", "keys over all sequences (with varlen, the drawn lengths' sum)"},
-            {"min_cache_len", ColumnType::i64, "", "the shortest sequence's keys"},
-            {"pages_used", ColumnType::i64, "", "pages the lengths occupy (0 when contiguous)"},
-            {"kv_bytes", ColumnType::f64, "B", "bytes of K and V the lengths hold (read once each)"},
-            {"pool_bytes", ColumnType::f64, "B", "bytes of the K and V pools allocated (every sequence at cache)"}};
-  }
-
-  std::vector<ColumnValue> effective(const Point& p, int) const override {
-    const auto s = DecodeShape::from(p);
-    const auto lengths = s.lengths();
-    std::int64_t total = 0, shortest = s.dims.cache, pages = 0;
-    for (auto L : lengths) {
-      total += L;
-      shortest = std::min(shortest, L);
-      if (s.dims.page_size > 0) pages += (L + s.dims.page_size - 1) / s.dims.page_size;
-    }
-    return {s.dims.group(), total, shortest, pages, decode::bytes(s.dims, lengths).kv, s.dims.pool_bytes()};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("group", "", "query heads per KV head (heads / heads_kv)",
+                [](const Point& p, int) { return DecodeShape::from(p).dims.group(); });
+    c.effective("total_cache_len", "tokens", "keys over all sequences (with varlen, the drawn lengths' sum)",
+                [](const Point& p, int) { return cache_use(p).total; });
+    c.effective("min_cache_len", "tokens", "the shortest sequence's keys",
+                [](const Point& p, int) { return cache_use(p).shortest; });
+    c.effective("pages_used", "pages", "pages the lengths occupy (0 when contiguous)",
+                [](const Point& p, int) { return cache_use(p).pages; });
+    c.effective("kv_bytes", "B", "bytes of K and V the lengths hold (read once each)", [](const Point& p, int) {
+      const auto s = DecodeShape::from(p);
+      return decode::bytes(s.dims, s.lengths()).kv;
+    });
+    c.effective("pool_bytes", "B", "bytes of the K and V pools allocated (every sequence at cache)",
+                [](const Point& p, int) { return DecodeShape::from(p).dims.pool_bytes(); });
+    c.metric("GBps", "GB/s",
+             "bytes of K and V the cache lengths hold, Q, O and the block-table entries in use, per second (median "
+             "time)",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    c.metric("tflops", "TFLOP/s", "4 x heads x head_dim x unmasked (query, key) pairs per second",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    c.metric("tokens_per_s", "tokens/s", "batch x new_tokens per second",
+             [](const Work& w, double t) { return w.tokens / t; });
+    return c.done();
   }
 
   std::string ceiling(const Point&) const override { return "copy_GBps"; }

@@ -26,29 +26,22 @@ class GemmOp final : public Op {
   std::string name() const override { return "gemm"; }
 
   std::vector<AxisSpec> define_axes() const override {
-    {
-      std::vector<AxisSpec> v(gemm_axis::count);
-      namespace g = gemm_axis;
-      const std::int64_t big = std::int64_t{1} << 20;
-      v[g::m] = {"m", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "rows of A and D"};
-      v[g::n] = {"n", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "columns of B and D"};
-      v[g::k] = {"k", AxisType::size, std::int64_t{1024}, {}, 1, big, {}, "reduction dimension"};
-      v[g::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 16, {}, "batch count"};
-      v[g::trans_a] = {"trans_a", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "A transposed"};
-      v[g::trans_b] = {"trans_b", AxisType::choice, std::string("n"), {"n", "t"}, 0, 0, {}, "B transposed"};
-      v[g::dtype] = {"dtype",
-                     AxisType::choice,
-                     std::string("bf16"),
-                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1"},
-                     0,
-                     0,
-                     {},
-                     "input precision ('auto': every precision; those the card lacks are unsupported)"};
-      v[g::dtype].auto_all = true;
-      v[g::cache] = {"cache", AxisType::choice, std::string("hot"), {"hot", "cold"}, 0, 0, {}, "L2 state"};
-      v[g::mode] = {"mode", AxisType::choice, std::string("eager"), {"eager", "graph"}, 0, 0, {}, "execution mode"};
-      return v;
-    }
+    namespace g = gemm_axis;
+    const std::int64_t big = std::int64_t{1} << 20;
+    Axes v(g::count);
+    v.size(g::m, "m").default_(1024).range(1, big).help("rows of A and D");
+    v.size(g::n, "n").default_(1024).range(1, big).help("columns of B and D");
+    v.size(g::k, "k").default_(1024).range(1, big).help("reduction dimension");
+    v.int64(g::batch, "batch").default_(1).range(1, 1 << 16).help("batch count");
+    v.choice(g::trans_a, "trans_a", {"n", "t"}).default_("n").help("A transposed");
+    v.choice(g::trans_b, "trans_b", {"n", "t"}).default_("n").help("B transposed");
+    v.choice(g::dtype, "dtype", {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1"})
+        .default_("bf16")
+        .auto_all()
+        .help("input precision ('auto': every precision; those the card lacks are unsupported)");
+    v.choice(g::cache, "cache", {"hot", "cold"}).default_("hot").help("L2 state");
+    v.choice(g::mode, "mode", {"eager", "graph"}).default_("eager").help("execution mode");
+    return v.done();
   }
 
   std::string summary() const override {
@@ -57,9 +50,11 @@ class GemmOp final : public Op {
 
   std::string check(const Point&, int) const override { return ""; }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s", "2*m*n*k*batch per second, median time",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.metric("tflops", "TFLOP/s", "2*m*n*k*batch per second, median time",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    return c.done();
   }
 
   AnalysisHints analysis() const override {

@@ -88,42 +88,27 @@ class GroupedGemmOp final : public Op {
   std::vector<AxisSpec> define_axes() const override {
     namespace a = grouped_gemm_axis;
     const std::int64_t big = std::int64_t{1} << 20;
-    std::vector<AxisSpec> v(a::count);
-    v[a::groups] = {"groups", AxisType::integer, std::int64_t{8}, {}, 0, 1 << 16, {}, "groups (experts), at least 1"};
-    v[a::tokens] = {"tokens",
-                    AxisType::size,
-                    std::int64_t{512},
-                    {},
-                    0,
-                    big,
-                    {},
-                    "tokens routed when rows = 0 (rows in all = tokens x top_k)"};
-    v[a::top_k] = {"top_k", AxisType::integer, std::int64_t{2}, {}, 0, 1 << 16, {}, "groups per token (1..groups)"};
-    v[a::skew] = {"skew", AxisType::real,
-                  0.0,    {},
-                  0,      0,
-                  {},     "router skew from 0 (uniform) to 4: group e drawn with weight (e + 1)^-skew"};
-    v[a::rows] = {"rows",
-                  AxisType::size,
-                  std::int64_t{0},
-                  {},
-                  0,
-                  big,
-                  {},
-                  "> 0: every group gets this many rows (no routing); 0: routed"};
-    v[a::route_seed] = {"route_seed", AxisType::integer,         std::int64_t{1}, {}, 0, INT64_MAX,
-                        {},           "seed of the routing draw"};
-    v[a::n] = {"n", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "output features per group"};
-    v[a::k] = {"k", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "input features"};
-    v[a::dtype] = {"dtype",
-                   AxisType::choice,
-                   std::string("bf16"),
-                   {"bf16", "fp16"},
-                   0,
-                   0,
-                   {},
-                   "inputs and output; fp32 accumulation"};
-    return v;
+    Axes v(a::count);
+    v.int64(a::groups, "groups").unit("groups").default_(8).range(0, 1 << 16).help("groups (experts), at least 1");
+    v.size(a::tokens, "tokens")
+        .unit("tokens")
+        .default_(512)
+        .range(0, big)
+        .help("tokens routed when rows = 0 (rows in all = tokens x top_k)");
+    v.int64(a::top_k, "top_k").unit("groups").default_(2).range(0, 1 << 16).help("groups per token (1..groups)");
+    v.real(a::skew, "skew")
+        .default_(0.0)
+        .help("router skew from 0 (uniform) to 4: group e drawn with weight (e + 1)^-skew");
+    v.size(a::rows, "rows")
+        .unit("rows")
+        .default_(0)
+        .range(0, big)
+        .help("> 0: every group gets this many rows (no routing); 0: routed");
+    v.int64(a::route_seed, "route_seed").default_(1).range(0, INT64_MAX).help("seed of the routing draw");
+    v.size(a::n, "n").default_(4096).range(1, big).help("output features per group");
+    v.size(a::k, "k").default_(4096).range(1, big).help("input features");
+    v.choice(a::dtype, "dtype", {"bf16", "fp16"}).default_("bf16").help("inputs and output; fp32 accumulation");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override { return grouped_check(GroupedShape::from(p)); }
@@ -137,24 +122,32 @@ class GroupedGemmOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s", "2 x rows x n x k over all groups per second, median time",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
-            {"GBps", "GB/s", "X + the non-empty groups' W + D bytes per second",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"total_rows", ColumnType::i64, "", "rows over all groups (tokens x top_k when routed)"},
-            {"nonempty_groups", ColumnType::i64, "", "groups that got at least one row"},
-            {"max_rows", ColumnType::i64, "", "rows of the largest group"}};
-  }
-
-  std::vector<ColumnValue> effective(const Point& p, int) const override {
-    const auto s = GroupedShape::from(p);
-    if (!grouped_check(s).empty()) return {std::int64_t{0}, std::int64_t{0}, std::int64_t{0}};
-    const auto& v = s.sizes();
-    return {s.total_rows(), s.nonempty(), *std::max_element(v.begin(), v.end())};
+  std::vector<OpColumn> define_columns() const override {
+    // A point that fails the check (groups 0, top_k above groups) has no sizes: 0 rows.
+    const auto legal = [](const Point& p) {
+      auto s = GroupedShape::from(p);
+      return std::make_pair(s, grouped_check(s).empty());
+    };
+    OpColumns c;
+    c.effective("total_rows", "rows", "rows over all groups (tokens x top_k when routed)", [=](const Point& p, int) {
+      const auto [s, ok] = legal(p);
+      return ok ? s.total_rows() : std::int64_t{0};
+    });
+    c.effective("nonempty_groups", "groups", "groups that got at least one row", [=](const Point& p, int) {
+      const auto [s, ok] = legal(p);
+      return ok ? s.nonempty() : std::int64_t{0};
+    });
+    c.effective("max_rows", "rows", "rows of the largest group", [=](const Point& p, int) {
+      const auto [s, ok] = legal(p);
+      if (!ok) return std::int64_t{0};
+      const auto& v = s.sizes();
+      return *std::max_element(v.begin(), v.end());
+    });
+    c.metric("tflops", "TFLOP/s", "2 x rows x n x k over all groups per second, median time",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    c.metric("GBps", "GB/s", "X + the non-empty groups' W + D bytes per second",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    return c.done();
   }
 
   std::string ceiling(const Point& p) const override {

@@ -100,33 +100,23 @@ class LayerOp final : public Op {
 
   std::vector<AxisSpec> define_axes() const override {
     namespace a = layer_axis;
-    std::vector<AxisSpec> v(a::count);
     const std::int64_t big = std::int64_t{1} << 24;
-    v[a::phase] = {"phase",
-                   AxisType::choice,
-                   std::string("decode"),
-                   {"decode", "prefill"},
-                   0,
-                   0,
-                   {},
-                   "a decode step (one new token a sequence) or a prefill"};
-    v[a::batch] = {"batch", AxisType::integer, std::int64_t{1}, {}, 1, 1 << 16, {}, "sequences"};
-    v[a::cache] = {"cache", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "decode: keys per sequence"};
-    v[a::seq] = {"seq", AxisType::size, std::int64_t{2048}, {}, 1, big, {}, "prefill: tokens per sequence"};
-    v[a::hidden] = {"hidden", AxisType::size, std::int64_t{4096}, {}, 1, 1 << 20, {}, "hidden size"};
-    v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "query heads (this rank's)"};
-    v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 1, 4096, {}, "key/value heads"};
-    v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 1, 1024, {64, 128, 256}, "head dimension"};
-    v[a::inter] = {"inter", AxisType::size, std::int64_t{14336}, {}, 1, 1 << 20, {}, "MLP width (this rank's)"};
-    v[a::precision] = {"precision",
-                       AxisType::choice,
-                       std::string("bf16"),
-                       {"bf16", "fp8", "int4"},
-                       0,
-                       0,
-                       {},
-                       "the GEMMs: bf16, fp8 (e4m3) or int4 weights (w4a16)"};
-    return v;
+    Axes v(a::count);
+    v.choice(a::phase, "phase", {"decode", "prefill"})
+        .default_("decode")
+        .help("a decode step (one new token a sequence) or a prefill");
+    v.int64(a::batch, "batch").unit("sequences").default_(1).range(1, 1 << 16).help("sequences");
+    v.size(a::cache, "cache").unit("tokens").default_(4096).range(1, big).help("decode: keys per sequence");
+    v.size(a::seq, "seq").unit("tokens").default_(2048).range(1, big).help("prefill: tokens per sequence");
+    v.size(a::hidden, "hidden").default_(4096).range(1, 1 << 20).help("hidden size");
+    v.int64(a::heads, "heads").unit("heads").default_(32).range(1, 4096).help("query heads (this rank's)");
+    v.int64(a::heads_kv, "heads_kv").unit("heads").default_(8).range(1, 4096).help("key/value heads");
+    v.int64(a::head_dim, "head_dim").default_(128).range(1, 1024).allowed({64, 128, 256}).help("head dimension");
+    v.size(a::inter, "inter").default_(14336).range(1, 1 << 20).help("MLP width (this rank's)");
+    v.choice(a::precision, "precision", {"bf16", "fp8", "int4"})
+        .default_("bf16")
+        .help("the GEMMs: bf16, fp8 (e4m3) or int4 weights (w4a16)");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override {
@@ -156,25 +146,21 @@ class LayerOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tokens_per_s", "tokens/s", "tokens of the step through this one layer per second (median time)",
-             [](const Work& w, double t) { return w.tokens / t; }, ""},
-            {"tflops", "TFLOP/s", "the parts' FLOPs (GEMMs and attention as their ops count them) per second",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
-            {"GBps", "GB/s", "the parts' bytes (as their ops count them) per second",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""}};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("tokens", "tokens", "tokens of the step (decode: the batch; prefill: batch x seq)",
+                [](const Point& p, int) { return LayerShape::from(p).tokens(); });
+    c.metric("tokens_per_s", "tokens/s", "tokens of the step through this one layer per second (median time)",
+             [](const Work& w, double t) { return w.tokens / t; });
+    c.metric("tflops", "TFLOP/s", "the parts' FLOPs (GEMMs and attention as their ops count them) per second",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    c.metric("GBps", "GB/s", "the parts' bytes (as their ops count them) per second",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    c.extra("parts_alone_s", "s", "the parts each timed alone (median of 7 runs), times their count, summed");
+    for (const auto& n : layer_part_names())
+      c.extra("t_" + n + "_s", "s", "part " + n + " timed alone, median of 7 runs");
+    return c.done();
   }
-
-  std::vector<std::pair<std::string, std::string>> extra_columns() const override {
-    std::vector<std::pair<std::string, std::string>> v{{"parts_alone_s", "s"}};
-    for (const auto& n : layer_part_names()) v.emplace_back("t_" + n + "_s", "s");
-    return v;
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"tokens", ColumnType::i64, "", "tokens of the step (decode: the batch; prefill: batch x seq)"}};
-  }
-  std::vector<ColumnValue> effective(const Point& p, int) const override { return {LayerShape::from(p).tokens()}; }
 
   AnalysisHints analysis() const override {
     AnalysisHints h;

@@ -92,66 +92,38 @@ class OverlapOp final : public Op {
   std::string name() const override { return "overlap"; }
 
   std::vector<AxisSpec> define_axes() const override {
-    {
-      std::vector<AxisSpec> v(overlap_axis::count);
-      namespace o = overlap_axis;
-      const std::int64_t big = std::int64_t{1} << 20;
-      v[o::compute] = {"compute", AxisType::choice, std::string("gemm"), {"gemm"}, 0, 0, {}, "the compute operation"};
-      v[o::m] = {"m", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM rows of A and D (split into chunks)"};
-      v[o::n] = {"n", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM columns of D"};
-      v[o::k] = {"k", AxisType::size, std::int64_t{8192}, {}, 1, big, {}, "GEMM reduction dimension"};
-      v[o::dtype] = {"dtype",
-                     AxisType::choice,
-                     std::string("bf16"),
-                     {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"},
-                     0,
-                     0,
-                     {},
-                     "GEMM input precision (A row-major m x k, B stored n x k)"};
-      v[o::collective] = {"collective", AxisType::choice, std::string("all_reduce"), kCollectives, 0, 0,
-                          {},           "the collective"};
-      v[o::bytes] = {"bytes",
-                     AxisType::size,
-                     std::int64_t{1} << 28,
-                     {},
-                     1,
-                     std::int64_t{1} << 40,
-                     {},
-                     "collective size (nccl-tests convention)"};
-      v[o::coll_dtype] = {"coll_dtype",
-                          AxisType::choice,
-                          std::string("bf16"),
-                          {"fp32", "fp16", "bf16"},
-                          0,
-                          0,
-                          {},
-                          "collective element type (sum)"};
-      v[o::priority] = {"priority",
-                        AxisType::choice,
-                        std::string("equal"),
-                        kPriorities,
-                        0,
-                        0,
-                        {},
-                        "stream priorities: equal, comm_high (collective stream higher), compute_high"};
-      v[o::nccl_ctas] = {"nccl_ctas",
-                         AxisType::integer,
-                         std::int64_t{0},
-                         {},
-                         0,
-                         64,
-                         {},
-                         "CTAs (SMs) NCCL runs with: minCTAs = maxCTAs of its communicator; 0 = NCCL's default"};
-      v[o::chunks] = {"chunks",
-                      AxisType::integer,
-                      std::int64_t{1},
-                      {},
-                      1,
-                      64,
-                      {},
-                      "pipeline pieces: GEMM split along M, piece i's collective overlaps piece i+1's GEMM"};
-      return v;
-    }
+    namespace o = overlap_axis;
+    const std::int64_t big = std::int64_t{1} << 20;
+    Axes v(o::count);
+    v.choice(o::compute, "compute", {"gemm"}).default_("gemm").help("the compute operation");
+    v.size(o::m, "m").default_(8192).range(1, big).help("GEMM rows of A and D (split into chunks)");
+    v.size(o::n, "n").default_(8192).range(1, big).help("GEMM columns of D");
+    v.size(o::k, "k").default_(8192).range(1, big).help("GEMM reduction dimension");
+    v.choice(o::dtype, "dtype", {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"})
+        .default_("bf16")
+        .help("GEMM input precision (A row-major m x k, B stored n x k)");
+    v.choice(o::collective, "collective", kCollectives).default_("all_reduce").help("the collective");
+    v.size(o::bytes, "bytes")
+        .unit("B")
+        .default_(std::int64_t{1} << 28)
+        .range(1, std::int64_t{1} << 40)
+        .help("collective size (nccl-tests convention)");
+    v.choice(o::coll_dtype, "coll_dtype", {"fp32", "fp16", "bf16"})
+        .default_("bf16")
+        .help("collective element type (sum)");
+    v.choice(o::priority, "priority", kPriorities)
+        .default_("equal")
+        .help("stream priorities: equal, comm_high (collective stream higher), compute_high");
+    v.int64(o::nccl_ctas, "nccl_ctas")
+        .unit("CTAs")
+        .default_(0)
+        .range(0, 64)
+        .help("CTAs (SMs) NCCL runs with: minCTAs = maxCTAs of its communicator; 0 = NCCL's default");
+    v.int64(o::chunks, "chunks")
+        .default_(1)
+        .range(1, 64)
+        .help("pipeline pieces: GEMM split along M, piece i's collective overlaps piece i+1's GEMM");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override {
@@ -183,9 +155,21 @@ class OverlapOp final : public Op {
     return "a GEMM and a collective on two streams: how much of the collective hides behind the GEMM";
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s", "the GEMM's FLOPs over the time of GEMM and collective together",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }}};
+  std::vector<OpColumn> define_columns() const override {
+    namespace om = overlap_metric;
+    OpColumns c;
+    c.metric("tflops", "TFLOP/s", "the GEMM's FLOPs over the time of GEMM and collective together",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    c.extra(om::t_compute, "s", "the GEMM alone (all pieces), median");
+    c.extra(om::t_comm, "s", "the collective alone (all pieces), median");
+    c.extra(om::t_both, "s", "GEMM and collective overlapped, median");
+    c.extra(om::t_compute_overlap, "s", "the GEMM's own time inside the overlapped run, median");
+    c.extra(om::t_comm_overlap, "s", "the collective's own time inside the overlapped run, median");
+    c.extra(om::efficiency, "",
+            "time hidden over the most that could be: (t_compute + t_comm - t_both) / min(t_compute, t_comm)");
+    c.extra(om::compute_slowdown, "", "t_compute_in_overlap_s / t_compute_s");
+    c.extra(om::comm_slowdown, "", "t_comm_in_overlap_s / t_comm_s");
+    return c.done();
   }
 
   AnalysisHints analysis() const override {
@@ -195,12 +179,6 @@ class OverlapOp final : public Op {
     h.facets = {"collective", "priority"};
     h.compare_metric = overlap_metric::efficiency;
     return h;
-  }
-
-  std::vector<std::pair<std::string, std::string>> extra_columns() const override {
-    namespace om = overlap_metric;
-    return {{om::t_compute, "s"},      {om::t_comm, "s"},    {om::t_both, "s"},          {om::t_compute_overlap, "s"},
-            {om::t_comm_overlap, "s"}, {om::efficiency, ""}, {om::compute_slowdown, ""}, {om::comm_slowdown, ""}};
   }
 
   std::string describe(const Point& p) const override {

@@ -2,7 +2,7 @@
 // overlap: a compute operation (a GEMM) on one stream and a collective on another, at the same
 // time, as tensor-parallel layers run them. The timed run() is the overlapped execution; each
 // point also reports the compute and the collective alone and how much each slows the other
-// (extra columns, see overlap_op().extra_columns() and docs/hdf5-schema.md).
+// (extra columns, declared in overlap.cpp's define_columns(); docs/hdf5-schema.md).
 //
 // chunks = 1: the GEMM and the whole collective start together.
 // chunks = c > 1: the GEMM is split along M into c pieces and the collective buffer into c

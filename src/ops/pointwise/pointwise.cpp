@@ -103,25 +103,20 @@ class PointwiseOp final : public Op {
 
   std::vector<AxisSpec> define_axes() const override {
     namespace a = pointwise_axis;
-    std::vector<AxisSpec> v(a::count);
     const std::int64_t big = std::int64_t{1} << 24;
-    v[a::kind] = {"kind", AxisType::choice, std::string("rmsnorm"), kind_names(), 0, 0, {}, "which part"};
-    v[a::kind].auto_all = true;
-    v[a::rows] = {"rows", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "tokens (batch x sequence)"};
-    v[a::hidden] = {"hidden",
-                    AxisType::size,
-                    std::int64_t{4096},
-                    {},
-                    1,
-                    1 << 20,
-                    {},
-                    "row width: hidden size (norms, embedding) or intermediate size (silu_mul)"};
-    v[a::heads] = {"heads", AxisType::integer, std::int64_t{32}, {}, 1, 4096, {}, "rope: query heads"};
-    v[a::heads_kv] = {"heads_kv", AxisType::integer, std::int64_t{8}, {}, 0, 4096, {}, "rope: key heads (0: none)"};
-    v[a::head_dim] = {"head_dim", AxisType::integer, std::int64_t{128}, {}, 2, 1024, {}, "rope: head dimension, even"};
-    v[a::vocab] = {"vocab", AxisType::size, std::int64_t{128256}, {}, 1, big, {}, "embedding: rows of the table"};
-    v[a::dtype] = {"dtype", AxisType::choice, std::string("bf16"), {"fp16", "bf16"}, 0, 0, {}, "element type"};
-    return v;
+    Axes v(a::count);
+    v.choice(a::kind, "kind", kind_names()).default_("rmsnorm").auto_all().help("which part");
+    v.size(a::rows, "rows").unit("tokens").default_(4096).range(1, big).help("tokens (batch x sequence)");
+    v.size(a::hidden, "hidden")
+        .default_(4096)
+        .range(1, 1 << 20)
+        .help("row width: hidden size (norms, embedding) or intermediate size (silu_mul)");
+    v.int64(a::heads, "heads").unit("heads").default_(32).range(1, 4096).help("rope: query heads");
+    v.int64(a::heads_kv, "heads_kv").unit("heads").default_(8).range(0, 4096).help("rope: key heads (0: none)");
+    v.int64(a::head_dim, "head_dim").default_(128).range(2, 1024).help("rope: head dimension, even");
+    v.size(a::vocab, "vocab").default_(128256).range(1, big).help("embedding: rows of the table");
+    v.choice(a::dtype, "dtype", {"fp16", "bf16"}).default_("bf16").help("element type");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override {
@@ -140,15 +135,14 @@ class PointwiseOp final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"GBps", "GB/s", "bytes one call must read and write (docs/pointwise.md) per second, median time",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""}};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("bytes", "B", "bytes one call reads and writes at least",
+                [](const Point& p, int) { return PointwiseShape::from(p).bytes(); });
+    c.metric("GBps", "GB/s", "bytes one call must read and write (docs/pointwise.md) per second, median time",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    return c.done();
   }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"bytes", ColumnType::f64, "B", "bytes one call reads and writes at least"}};
-  }
-  std::vector<ColumnValue> effective(const Point& p, int) const override { return {PointwiseShape::from(p).bytes()}; }
 
   std::string ceiling(const Point&) const override { return "copy_GBps"; }
 

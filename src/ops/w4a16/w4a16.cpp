@@ -47,44 +47,24 @@ class W4a16Op final : public Op {
   std::vector<AxisSpec> define_axes() const override {
     namespace a = w4a16_axis;
     const std::int64_t big = std::int64_t{1} << 20;
-    std::vector<AxisSpec> v(a::count);
-    v[a::m] = {"m", AxisType::size, std::int64_t{16}, {}, 1, big, {}, "tokens: rows of A and D"};
-    v[a::n] = {"n",
-               AxisType::size,
-               std::int64_t{4096},
-               {},
-               1,
-               big,
-               {},
-               "output features: columns of W and D (even: two 4-bit codes share a byte)"};
-    v[a::k] = {"k", AxisType::size, std::int64_t{4096}, {}, 1, big, {}, "input features (a multiple of the group)"};
-    v[a::weights] = {"weights",
-                     AxisType::choice,
-                     std::string("int4"),
-                     {"int4", "uint4"},
-                     0,
-                     0,
-                     {},
-                     "int4: symmetric, stored as q = v + 8 with zero 8; uint4: a 4-bit zero point per group"};
-    v[a::group] = {"group",
-                   AxisType::integer,
-                   std::int64_t{128},
-                   {},
-                   0,
-                   big,
-                   {0, 32, 64, 128},
-                   "k per scale (and zero): 32, 64, 128, or 0 for one per column"};
-    v[a::dtype] = {
-        "dtype", AxisType::choice, std::string("fp16"), {"fp16", "bf16"}, 0, 0, {}, "activations, scales and output"};
-    v[a::cache] = {"cache",
-                   AxisType::choice,
-                   std::string("hot"),
-                   {"hot", "cold"},
-                   0,
-                   0,
-                   {},
-                   "cold: the weights are not in L2 (as in a model's layer after layer); hot: back to back"};
-    return v;
+    Axes v(a::count);
+    v.size(a::m, "m").unit("tokens").default_(16).range(1, big).help("tokens: rows of A and D");
+    v.size(a::n, "n").default_(4096).range(1, big).help(
+        "output features: columns of W and D (even: two 4-bit codes share a byte)");
+    v.size(a::k, "k").default_(4096).range(1, big).help("input features (a multiple of the group)");
+    v.choice(a::weights, "weights", {"int4", "uint4"})
+        .default_("int4")
+        .help("int4: symmetric, stored as q = v + 8 with zero 8; uint4: a 4-bit zero point per group");
+    v.int64(a::group, "group")
+        .default_(128)
+        .range(0, big)
+        .allowed({0, 32, 64, 128})
+        .help("k per scale (and zero): 32, 64, 128, or 0 for one per column");
+    v.choice(a::dtype, "dtype", {"fp16", "bf16"}).default_("fp16").help("activations, scales and output");
+    v.choice(a::cache, "cache", {"hot", "cold"})
+        .default_("hot")
+        .help("cold: the weights are not in L2 (as in a model's layer after layer); hot: back to back");
+    return v.done();
   }
 
   std::string check(const Point& p, int) const override { return w4a16_check(W4a16Shape::from(p)); }
@@ -97,23 +77,21 @@ class W4a16Op final : public Op {
     return w;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"tflops", "TFLOP/s", "2*m*n*k per second, median time (as gemm's, so the same shape compares)",
-             [](const Work& w, double t) { return w.flops / t / 1e12; }, ""},
-            {"GBps", "GB/s", "A + W (half a byte a weight) + scales + zeros + D bytes per second",
-             [](const Work& w, double t) { return w.bytes / t / 1e9; }, ""}};
-  }
-
-  std::vector<ColumnSpec> effective_columns() const override {
-    return {{"group_k", ColumnType::i64, "", "k per scale group (k itself for one group per column)"},
-            {"weight_bytes", ColumnType::f64, "B", "bytes of codes, scales and zeros"}};
-  }
-
-  std::vector<ColumnValue> effective(const Point& p, int) const override {
-    const auto s = W4a16Shape::from(p);
-    const double scales = static_cast<double>(s.groups()) * static_cast<double>(s.n);
-    return {s.group_k(), static_cast<double>(s.k) * static_cast<double>(s.n) / 2.0 + 2.0 * scales +
-                             (s.zero_points ? scales / 2.0 : 0.0)};
+  std::vector<OpColumn> define_columns() const override {
+    OpColumns c;
+    c.effective("group_k", "", "k per scale group (k itself for one group per column)",
+                [](const Point& p, int) { return W4a16Shape::from(p).group_k(); });
+    c.effective("weight_bytes", "B", "bytes of codes, scales and zeros", [](const Point& p, int) {
+      const auto s = W4a16Shape::from(p);
+      const double scales = static_cast<double>(s.groups()) * static_cast<double>(s.n);
+      return static_cast<double>(s.k) * static_cast<double>(s.n) / 2.0 + 2.0 * scales +
+             (s.zero_points ? scales / 2.0 : 0.0);
+    });
+    c.metric("tflops", "TFLOP/s", "2*m*n*k per second, median time (as gemm's, so the same shape compares)",
+             [](const Work& w, double t) { return w.flops / t / 1e12; });
+    c.metric("GBps", "GB/s", "A + W (half a byte a weight) + scales + zeros + D bytes per second",
+             [](const Work& w, double t) { return w.bytes / t / 1e9; });
+    return c.done();
   }
 
   // Few tokens stream the weights (bandwidth-bound); many are bound by the 16-bit tensor cores.
