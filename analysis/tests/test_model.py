@@ -280,14 +280,16 @@ def test_model_configs_are_generated():
         for part in ("add_rmsnorm", "rope", "silu_mul", "embedding", "final_norm", "lm_head"):
             assert f"part: {part}," in text or f"part: experts_{part}," in text, (path, part)
         # LM head, its dgrad and wgrad, the embedding's and the final norm's backward, at 2 sequences
-        train_steps = 5 * 2 if "-prefill" in path and "llama" in path else 0
+        train_steps = 5 * 2 if "-prefill" in path else 0
         assert text.count("per: step") == 3 * (3 if "-prefill" in path else 4) + train_steps, path
         tp = int(os.path.basename(path).split("-tp")[1].split("-")[0])
-        # dense prefill suites carry the training step: each GEMM's dgrad and wgrad, the parts not
-        # measured yet listed (so the layer says it is incomplete), the GEMM weights for the FLOPs
-        if "-prefill" in path and ("llama" in path):
+        # every prefill suite carries the training step: each GEMM's dgrad and wgrad, every part
+        # it lists measured, the GEMM weights for the FLOPs
+        if "-prefill" in path:
             assert "phase: train" in text and "phase: prefill+train" in text, path
-            for part in ("qkv_dgrad", "down_wgrad", "lm_head_wgrad"):
+            moe = "llama" not in path
+            for part in (("o_dgrad", "router_wgrad", "experts_down_dgrad", "experts_gate_up_wgrad") if moe else
+                         ("qkv_dgrad", "down_wgrad")) + ("lm_head_wgrad",):
                 assert f"part: {part}," in text, (path, part)
             assert "attention_backward" in text and "params: " in text, path
             assert _train_missing(path) == {"2048": set(), "8192": set()}, path
@@ -343,6 +345,37 @@ def test_training_step_measures_every_part():
         assert {k: b["axes"][k] for k in axes} == axes, name
         assert b["tags"]["phase"] == "train" and b["tags"]["count"] == count, name
         assert b["tags"].get("per", "layer") == ("step" if "embedding" in name or "final" in name else "layer"), name
+
+
+def test_moe_training_step_trains_the_routed_experts():
+    """MoE prefill suites train too: the routed experts' forward grouped GEMMs serve the training
+    layer, their dgrad is the grouped GEMM on the same routing with n and k swapped, their wgrad one
+    expert's GEMM at the balanced row count counted once per expert; the model FLOPs count the
+    active parameters (top_k experts a token)."""
+    import yaml
+    for model, experts, top_k, hidden, inter in (("mixtral-8x7b-tp2", 8, 2, 4096, 14336 // 2),
+                                                 ("deepseek-v3-tp8", 256, 8, 7168, 2048 // 8)):
+        path = os.path.join(MODELS, f"{model}-prefill.yaml")
+        assert _train_missing(path) == {"2048": set(), "8192": set()}, path
+        by_name = {b["name"]: b for b in yaml.safe_load(open(path))["benchmarks"]}
+        fwd = by_name["experts-gate-up-bf16-seq8192"]
+        assert fwd["tags"]["phase"] == "prefill+train", model
+        dgrad = by_name["train-experts-gate-up-dgrad-bf16-seq8192"]
+        assert dgrad["op"] == "grouped_gemm" and dgrad["tags"]["count"] == 1, model
+        assert dgrad["axes"] == dict(fwd["axes"], n=fwd["axes"]["k"], k=fwd["axes"]["n"]), model
+        wgrad = by_name["train-experts-down-wgrad-bf16-seq8192"]
+        assert wgrad["op"] == "gemm" and wgrad["tags"]["count"] == experts, model
+        rows = -(-8192 * top_k // experts)
+        assert wgrad["axes"] == dict(m=hidden, n=inter, k=rows, trans_a="t", dtype="bf16", cache="cold"), model
+        assert by_name["train-attention-backward-seq2048"]["op"] == "attention_backward", model
+        # active parameters: the dense projections, top_k experts' gate_up and down, the LM head
+        att = sum(b["axes"]["n"] * b["axes"]["k"] for n, b in by_name.items()
+                  if n.endswith("-bf16-seq2048") and b["op"] == "gemm" and b["tags"]["phase"] == "prefill+train")
+        expert = 2 * inter * hidden + hidden * inter
+        vocab = 32000 if "mixtral" in model else 129280
+        tp = int(model.split("-tp")[1])
+        params = fwd["tags"]["layers"] * (att + top_k * expert) + vocab // tp * hidden
+        assert by_name["train-experts-down-wgrad-bf16-seq8192"]["tags"]["params"] == params, model
 
 
 def test_model_dimensions_that_do_not_fit_are_refused_with_their_line(tmp_path):

@@ -36,7 +36,7 @@ MODELS = {
 }
 
 PREFILL_SEQ = [2048, 8192, 32768]                       # batch 1
-TRAIN_SEQ = [2048, 8192]                                # training step of one sequence (dense models)
+TRAIN_SEQ = [2048, 8192]                                # training step of one sequence
 # Backward parts no op measures yet: listed in the training layer, so it is reported incomplete
 # (missing) until they are, never summed without them. Every part is measured today: the
 # pointwise parts' backward (pointwise_backward_parts, step_backward_parts) and the attention's
@@ -121,7 +121,7 @@ def pointwise_parts(cfg, tp, tokens):
 
 
 def pointwise_backward_parts(cfg, tp, tokens):
-    """The backward of the layer's memory-bound parts in training (dense models, bf16), each at its
+    """The backward of the layer's memory-bound parts in training (bf16), each at its
     forward part's shape (pointwise_parts): the two add_rmsnorms' backward (the residual stream's
     gradient added in, count 2), rope's inverse rotation of dQ and dK, SiLU x up's backward."""
     return [(f"{part}_backward", dict(axes, kind=f"{axes['kind']}_backward"), count)
@@ -166,9 +166,10 @@ def decode_part(cfg, tp, batch, cache):
 
 
 def trains(cfg):
-    """Whether the prefill suite has a training phase: the dense models (MoE backward, a grouped
-    GEMM's dgrad and wgrad, is not measured)."""
-    return "experts" not in cfg and "q_lora" not in cfg
+    """Whether the prefill suite has a training phase: every model's. MoE models train their
+    routed experts through expert_backward_parts; DeepSeek-V3's MLA attention is the forward's
+    stand-in (multi-head attention over head_dim 128, attention_part) in both directions."""
+    return True
 
 
 def backward_gemms(cfg, tp, tokens):
@@ -182,19 +183,44 @@ def backward_gemms(cfg, tp, tokens):
     return out
 
 
+def expert_backward_parts(cfg, tp, tokens):
+    """The routed experts' backward (bf16), from the forward's grouped GEMMs (expert_parts):
+    dgrad dX_e = dY_e W_e is a grouped GEMM on the same routing with n and k swapped (same FLOPs
+    and bytes; the grouped_gemm op keeps its one weight layout), and wgrad dW_e = dY_e^T X_e has
+    each expert's row count as its reduction, which the grouped_gemm op cannot express: it is
+    measured as one expert's GEMM at the balanced row count (tokens x top_k / experts, rounded
+    up), counted once per expert, as a loop over the experts runs it."""
+    out = []
+    e, top_k = cfg["experts"], cfg["top_k"]
+    rows = max(1, -(-tokens * top_k // e))
+    for part, op, axes in expert_parts(cfg, tp, tokens):
+        n, k = axes["n"], axes["k"]
+        out.append((f"{part}_dgrad", "grouped_gemm", dict(axes, n=k, k=n), 1))
+        out.append((f"{part}_wgrad", "gemm", dict(m=n, n=k, k=rows, trans_a="t", dtype="bf16", cache="cold"), e))
+    return out
+
+
 def params_per_card(cfg, tp):
-    """Parameters of a dense model that are GEMM weights, this card's shard under TP: the layers'
-    projections and the LM head (the embedding table is gathered, not multiplied)."""
+    """Parameters that are GEMM weights a token passes through, this card's shard under TP: the
+    layers' projections, in MoE the top_k routed experts' (active parameters, the usual convention
+    for a mixture of experts' model FLOPs), and the LM head (the embedding table is gathered, not
+    multiplied)."""
     layer = sum(a["n"] * a["k"] for _, _, a in dense_parts("", cfg, tp, 1, "bf16"))
+    if "experts" in cfg:
+        layer += cfg["top_k"] * sum(a["n"] * a["k"] for _, _, a in expert_parts(cfg, tp, 1))
     return cfg["layers"] * layer + cfg["vocab"] // tp * cfg["hidden"]
 
 
 def train_parts(cfg, tp):
     names = [p for p, _, _ in dense_parts("", cfg, tp, 1, "bf16")] + ["attention"]
+    if "experts" in cfg:
+        names += [p for p, _, _ in expert_parts(cfg, tp, 1)]
     names += [p for p, _, _ in pointwise_parts(cfg, tp, 1)]
     if tp > 1:
         names += ["all_reduce", "all_reduce_backward"]
     names += [p for p, _ in backward_gemms(cfg, tp, 1)] + [p for p, _, _ in pointwise_backward_parts(cfg, tp, 1)]
+    if "experts" in cfg:
+        names += [p for p, _, _, _ in expert_backward_parts(cfg, tp, 1)]
     names += ["attention_backward"] + [p for p, _ in TRAIN_UNMEASURED]
     names += [p for p, _, _ in step_parts(cfg, tp, 1, 1)] + ["lm_head_dgrad", "lm_head_wgrad"]
     names += [p for p, _ in step_backward_parts(cfg, tp, 1)] + STEP_UNMEASURED
@@ -275,7 +301,7 @@ def suite(model, cfg, tp, phase):
                 add(part, op, axes, scen, precision, shared=True)
         if "experts" in cfg:
             for part, op, axes in expert_parts(cfg, tp, tokens):
-                add(part, op, axes, scen, "bf16")
+                add(part, op, axes, scen, "bf16", shared=True)
         for part, axes, count in pointwise_parts(cfg, tp, tokens):
             add(part, "pointwise", axes, scen, count=count, shared=True)
         # prefill: one sequence, whose last token is sampled; decode: every sequence's new token
@@ -301,6 +327,9 @@ def suite(model, cfg, tp, phase):
                         "bf16", extra=dict(per="step"), shared="train")
             for part, axes in backward_gemms(cfg, tp, tokens):
                 add(part, "gemm", axes, scen, "bf16", shared="train")
+            if "experts" in cfg:
+                for part, op, axes, count in expert_backward_parts(cfg, tp, tokens):
+                    add(part, op, axes, scen, "bf16", count=count, shared="train")
             # the attention's backward (dQ, dK, dV) on the forward's shape
             _, _, att = attention_part(cfg, tp, tokens)
             add("attention_backward", "attention_backward", att, scen, shared="train")
