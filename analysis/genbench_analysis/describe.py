@@ -61,7 +61,7 @@ class Axis:
     type: str = ""
     help: str = ""
     tuning: bool = False
-    unit: str = ""  # schema 2 gives axes' units in the benchmark's columns; v1: from the shim
+    unit: str = ""  # of the axis's values: the op description's (files before units: ''); v1: from the shim
 
 
 @dataclass
@@ -118,7 +118,8 @@ class OpDescription:
         """The description in the JSON form schema 2 stores (op_description)."""
         return {
             "op": self.op, "summary": self.summary, "headline": self.headline,
-            "axes": [{"name": a.name, "type": a.type, "help": a.help, "tuning": a.tuning} for a in self.axes],
+            "axes": [{"name": a.name, "type": a.type, "unit": a.unit, "help": a.help, "tuning": a.tuning}
+                     for a in self.axes],
             "columns": [{"name": c.name, "type": c.type, "unit": c.unit, "meaning": c.meaning, "kind": c.kind}
                         for c in self.columns],
             "metrics": [{"name": m.name, "unit": m.unit, "meaning": m.meaning} for m in self.metrics],
@@ -209,7 +210,8 @@ def parse_op_description(text, what: str) -> OpDescription:
         if not isinstance(a, dict):
             raise DescriptionError(f"{w} should be an object with a name, not {a!r}")
         axes.append(Axis(name=_req(a, "name", str, w), type=_opt(a, "type", str, "", w),
-                         help=_opt(a, "help", str, "", w), tuning=bool(_opt(a, "tuning", bool, False, w))))
+                         help=_opt(a, "help", str, "", w), tuning=bool(_opt(a, "tuning", bool, False, w)),
+                         unit=_opt(a, "unit", str, "", w)))
     metrics = []
     for i, m in enumerate(_opt(d, "metrics", list, [], what)):
         w = f"{what}: metrics[{i}]"

@@ -522,9 +522,13 @@ def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schem
         axes = list(gattrs.get("axes", []) or []) or [a.name for a in desc.axes]
         # The op's columns take the kind its description gives them (the list says only "op").
         kinds = {c.name: c.kind for c in desc.columns}
+        # Axes take the unit the description gives them where the list has none.
+        axis_units = {a.name: a.unit for a in desc.axes if a.unit}
         for c in columns:
             if c.name in kinds and c.kind in ("", "op"):
                 c.kind = kinds[c.name]
+            if not c.unit and c.name in axis_units:
+                c.unit = axis_units[c.name]
         op = str(gattrs.get("op", desc.op))
     else:
         axes = list(gattrs.get("axes", []) or [])

@@ -80,6 +80,29 @@ def test_axes_from_the_description_without_the_attribute(tmp_path, v2):
     assert b.axes == ["batch", "cache_len", "dtype", "split"]
 
 
+def test_axis_units_from_the_description(tmp_path, ra):
+    # Files before axes had units: none, and the description says ''.
+    b = ra.benchmarks["decode"]
+    assert [a.unit for a in b.description.axes] == ["", "", "", ""]
+    assert b.units["cache_len"] == ""
+
+    def edit(name, d):
+        if name == "decode":
+            d["axes"][1]["unit"] = "tokens"
+        return d
+
+    path = v2files.standard_file(tmp_path / "units.h5", description_edit=edit)
+    b = ga.load(path).benchmarks["decode"]
+    assert b.description.axes[1] == ga.describe.Axis("cache_len", "size", "cached tokens per sequence", False,
+                                                      "tokens")
+    assert b.units["cache_len"] == "tokens" and b.label("cache_len") == "cache_len (tokens)"
+    assert b.description.to_dict()["axes"][1]["unit"] == "tokens"
+    bad = v2files.standard_file(tmp_path / "badunit.h5",
+                                description_edit=lambda n, d: {**d, "axes": [{**d["axes"][0], "unit": 3}] + d["axes"][1:]})
+    with pytest.raises(ga.DescriptionError, match="unit"):
+        ga.load(bad)
+
+
 def test_rows_that_did_not_run_are_skipped(ra, v2):
     t = ra.table("decode")
     with h5py.File(v2[0], "r") as f:
