@@ -226,6 +226,48 @@ std::vector<ColumnValue> Op::values(const Point& p, int world_size, const Work& 
   return v;
 }
 
+namespace {
+
+// AnalysisHints::extra_plots as stored: each held axis with its default value.
+nlohmann::json extra_plots_json(const Op& op, const std::vector<ExtraPlotHint>& plots) {
+  using nlohmann::json;
+  json out = json::array();
+  for (const auto& p : plots) {
+    json hold = json::object();
+    for (const auto& a : p.hold) {
+      const std::size_t i = op.axis_index(a);
+      if (i >= op.axes().size())
+        throw Error("op " + op.name() + ": extra plot " + p.name + " holds " + a + ", no axis");
+      std::visit([&](const auto& v) { hold[a] = v; }, op.axes()[i].default_value);
+    }
+    json panels = json::array();
+    for (const auto& q : p.panels) {
+      json ticks = json::object();
+      for (const auto& [value, text] : q.tick_labels) ticks[value] = text;
+      panels.push_back({{"x", q.x},
+                        {"label", q.label},
+                        {"log_x", q.log_x},
+                        {"categorical", q.categorical},
+                        {"tick_labels", ticks},
+                        {"lines", q.lines},
+                        {"free", q.free}});
+    }
+    out.push_back({{"name", p.name},
+                   {"title", p.title},
+                   {"subtitle", p.subtitle},
+                   {"y", p.y},
+                   {"y_label", p.y_label},
+                   {"reference_lines", p.reference_lines},
+                   {"hold", hold},
+                   {"panels", panels},
+                   {"table", p.table},
+                   {"table_note", p.table_note}});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Op::description_json() const {
   using nlohmann::json;
   json d;
@@ -254,6 +296,7 @@ std::string Op::description_json() const {
       {"title", h.title}, {"x", h.x}, {"log_x", h.log_x}, {"facets", h.facets}, {"ceiling_line", h.ceiling_line}};
   d["compare"] = {{"metric", h.compare_metric.empty() ? d["headline"].get<std::string>() : h.compare_metric},
                   {"higher_is_better", h.higher_is_better}};
+  d["extra_plots"] = extra_plots_json(*this, h.extra_plots);
   return d.dump();
 }
 

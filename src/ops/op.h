@@ -18,6 +18,34 @@
 namespace genbench {
 
 // Which plot and comparison the analysis makes of this op's points (stored in the file).
+// One panel of an extra plot (ExtraPlotHint): the plot's column against x.
+struct PanelHint {
+  std::string x;             // column on the x axis: an axis, an op column or a fixed one (work_flops)
+  std::string label;         // the x axis's label; "" = x
+  bool log_x = true;         // log2 x axis, when x takes more than one value
+  bool categorical = false;  // one evenly spaced tick per value of x instead
+  std::vector<std::pair<std::string, std::string>> tick_labels;  // a value's tick text ("0" -> "default")
+  std::vector<std::string> lines;  // columns whose values split the lines (where they vary)
+  std::vector<std::string> free;   // axes of ExtraPlotHint::hold this panel lets vary
+};
+
+// A plot of one column beyond the op's headline plot, with its section of the report, named
+// <op>_<name>: the ok points where y is finite, one panel per PanelHint.
+struct ExtraPlotHint {
+  std::string name;
+  std::string title;     // the report's heading and the figure title's first line
+  std::string subtitle;  // what y means: the figure title's second line
+  std::string y;         // the column drawn
+  std::string y_label;
+  std::vector<double> reference_lines;  // horizontal lines at these values of y
+  // Axes held at their defaults in each panel that does not free them (where some points are
+  // there), so that a sweep of one axis is drawn at the others' defaults.
+  std::vector<std::string> hold;
+  std::vector<PanelHint> panels;
+  std::vector<std::string> table;  // columns of the report's table of these points; none: no table
+  std::string table_note;          // the paragraph above that table
+};
+
 struct AnalysisHints {
   std::string title;  // of the op's plot
   std::string x;      // column on the x axis (an axis or an effective column)
@@ -25,7 +53,8 @@ struct AnalysisHints {
   std::vector<std::string> facets;  // columns whose values split the plot into panels
   std::string compare_metric;       // column compared across files; "" = the headline metric
   bool higher_is_better = true;
-  std::string ceiling_line;  // a /ceilings name drawn as a horizontal line, or ""
+  std::string ceiling_line;                // a /ceilings name drawn as a horizontal line, or ""
+  std::vector<ExtraPlotHint> extra_plots;  // plots and report sections beyond the headline plot
 };
 
 class Op {
@@ -75,7 +104,7 @@ class Op {
                                   const CaseReport& r) const;
   // JSON stored with each benchmark of this op (group attribute "op_description"): op, summary,
   // axes (with unit), columns (with kind effective|chosen|metric|extra), metrics, headline,
-  // plot, compare.
+  // plot, compare, extra_plots.
   std::string description_json() const;
 
  private:

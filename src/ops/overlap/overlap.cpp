@@ -178,6 +178,35 @@ class OverlapOp final : public Op {
     h.x = "bytes";
     h.facets = {"collective", "priority"};
     h.compare_metric = overlap_metric::efficiency;
+    // The efficiency against the collective's size, the GEMM's size (its FLOPs) and NCCL's CTAs;
+    // the CTA panel lets chunks and priority vary too (one line each).
+    namespace om = overlap_metric;
+    ExtraPlotHint e;
+    e.name = "efficiency";
+    e.title = "Compute-communication overlap";
+    e.subtitle = "(t_compute + t_comm - t_both) / min(t_compute, t_comm); 1 = the shorter one fully hidden";
+    e.y = om::efficiency;
+    e.y_label = "overlap efficiency";
+    e.reference_lines = {0.0, 1.0};
+    e.hold = {"nccl_ctas", "chunks", "priority"};
+    PanelHint size{"bytes", "collective size"};
+    size.lines = {"collective", "m", "n", "k"};
+    PanelHint gemm{"work_flops", "GEMM size (FLOP)"};
+    gemm.lines = {"collective", "bytes"};
+    PanelHint ctas{"nccl_ctas", "NCCL CTAs (0: NCCL's default)"};
+    ctas.categorical = true;
+    ctas.tick_labels = {{"0", "default"}};
+    ctas.lines = {"collective", "bytes", "m", "n", "k", "chunks", "priority"};
+    ctas.free = {"nccl_ctas", "chunks", "priority"};
+    e.panels = {size, gemm, ctas};
+    e.table = {"m", "n", "k", "dtype", "collective", "bytes", "coll_dtype", "priority", "nccl_ctas", "chunks"};
+    for (const char* c :
+         {om::t_compute, om::t_comm, om::t_both, om::efficiency, om::compute_slowdown, om::comm_slowdown})
+      e.table.emplace_back(c);
+    e.table_note =
+        "Times are medians (ms) on rank 0: the GEMM alone, the collective alone, both together; slowdowns are each "
+        "part's time inside the overlap over its time alone.";
+    h.extra_plots = {e};
     return h;
   }
 
