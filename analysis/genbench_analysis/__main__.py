@@ -80,7 +80,8 @@ def cmd_versus(args) -> int:
 
 
 def describe_text(r) -> str:
-    """What a file says about its benchmarks: op, metrics with units, plot and comparison."""
+    """What a file says about its benchmarks: op, metrics with units, plot, comparison and extra
+    plots."""
     src = {"file": "from the file", "v1": "derived from schema 1"}
     lines = [f"{r.path}: schema version {r.schema_version} ({r.device})"]
     for name, b in r.benchmarks.items():
@@ -105,6 +106,11 @@ def describe_text(r) -> str:
         lines.append(f"  plot: {plot}" + (f" \u2014 {p.title}" if p.title else ""))
         lines.append(f"  compare: {b.compare_metric or '1/time'}, "
                      f"{'higher' if b.higher_is_better else 'lower'} is better")
+        for e in d.extra_plots or []:
+            shim = " (old-file shim)" if d.extra_plots_source != "file" else ""
+            lines.append(f"  extra plot {b.op}_{e.name}{shim}: {e.y} against " + ", ".join(q.x for q in e.panels) +
+                         (f"; table of {len(e.table)} columns" if e.table else "") +
+                         (f" \u2014 {e.title}" if e.title else ""))
     return "\n".join(lines) + "\n"
 
 

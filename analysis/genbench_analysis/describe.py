@@ -4,12 +4,12 @@ Files of schema version 2 carry it: the root attribute ``schema_description`` (t
 columns of every dataset: name, type, unit, meaning) and, per benchmark group, ``op_description``
 (the op's axes, its columns with their kind, its metrics with units, the headline metric, the
 plot and the comparison the analysis makes) and ``columns`` (every column of that benchmark's
-points table). Files of schema version 1 carry none of it; ``v1_op_description`` derives an
-equivalent description from what they hold (column names, dtypes, ``unit_<column>`` attributes)
-and from one table of what the ops of that version declared (``_V1_OPS``, the v1 compatibility
-shim: the only place in this package that names ops).
+points table). Files of schema version 1 carry none of it, and descriptions stored before ops declared
+their extra plots lack ``extra_plots``: oldfiles.py derives what they leave out (the old-file
+shims, the only module of this package that names ops).
 
-The plots (plots.py) and the comparisons (compare.py, versus.py) read only these objects.
+The plots (plots.py), the report (report.py) and the comparisons (compare.py, versus.py) read
+only these objects.
 """
 
 from __future__ import annotations
@@ -85,6 +85,50 @@ class CompareHints:
 
 
 @dataclass
+class Panel:
+    """One panel of an extra plot: its column against x (log2 when log_x and x takes more than
+    one value; one evenly spaced tick per value when categorical, tick_labels giving a value's
+    text, e.g. '0' -> 'default'), one line per combination of the `lines` columns that vary, the
+    plot's held axes that are in `free` let vary."""
+
+    x: str
+    label: str = ""
+    log_x: bool = True
+    categorical: bool = False
+    tick_labels: Dict[str, str] = field(default_factory=dict)
+    lines: List[str] = field(default_factory=list)
+    free: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ExtraPlot:
+    """A plot an op asks for beyond its headline plot, and its section of the report, named
+    <op>_<name>: column y of the ok points where it is finite, one panel per Panel, horizontal
+    lines at reference_lines; the axes of `hold` at their values (the axes' defaults) in each
+    panel that does not free them, where some points are there; in the report, a table of the
+    `table` columns (seconds shown as ms) after table_note."""
+
+    name: str
+    y: str
+    title: str = ""
+    subtitle: str = ""
+    y_label: str = ""
+    reference_lines: List[float] = field(default_factory=list)
+    hold: Dict[str, object] = field(default_factory=dict)
+    panels: List[Panel] = field(default_factory=list)
+    table: List[str] = field(default_factory=list)
+    table_note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "title": self.title, "subtitle": self.subtitle, "y": self.y,
+                "y_label": self.y_label, "reference_lines": list(self.reference_lines), "hold": dict(self.hold),
+                "panels": [{"x": q.x, "label": q.label, "log_x": q.log_x, "categorical": q.categorical,
+                            "tick_labels": dict(q.tick_labels), "lines": list(q.lines), "free": list(q.free)}
+                           for q in self.panels],
+                "table": list(self.table), "table_note": self.table_note}
+
+
+@dataclass
 class OpDescription:
     """What a benchmark's op declares (schema 2: the file's op_description; schema 1: derived,
     source 'v1')."""
@@ -98,6 +142,10 @@ class OpDescription:
     plot: PlotHints = field(default_factory=PlotHints)
     compare: CompareHints = field(default_factory=CompareHints)
     source: str = "file"
+    # None: not stored (older files); the loader then fills it from oldfiles.py and sets
+    # extra_plots_source to "old-file shim".
+    extra_plots: Optional[List[ExtraPlot]] = None
+    extra_plots_source: str = "file"
 
     def metric(self, name: str) -> Optional[Metric]:
         return next((m for m in self.metrics if m.name == name), None)
@@ -126,6 +174,7 @@ class OpDescription:
             "plot": {"title": self.plot.title, "x": self.plot.x, "log_x": self.plot.log_x,
                      "facets": list(self.plot.facets), "ceiling_line": self.plot.ceiling_line},
             "compare": {"metric": self.compare.metric, "higher_is_better": self.compare.higher_is_better},
+            "extra_plots": [e.to_dict() for e in self.extra_plots or []],
         }
 
 
@@ -231,10 +280,13 @@ def parse_op_description(text, what: str) -> OpDescription:
     cw = f"{what}: compare"
     compare = CompareHints(metric=_opt(c, "metric", str, "", cw),
                            higher_is_better=bool(_opt(c, "higher_is_better", bool, True, cw)))
+    extra = None
+    if d.get("extra_plots") is not None:
+        extra = parse_extra_plots(_req(d, "extra_plots", list, what), f"{what}: extra_plots")
     desc = OpDescription(op=_req(d, "op", str, what), summary=_opt(d, "summary", str, "", what),
                          headline=_opt(d, "headline", str, "", what), axes=axes,
                          columns=parse_columns(_opt(d, "columns", list, [], what), f"{what}: columns", KINDS),
-                         metrics=metrics, plot=plot, compare=compare, source="file")
+                         metrics=metrics, plot=plot, compare=compare, source="file", extra_plots=extra)
     if not desc.headline and desc.metrics:
         desc.headline = desc.metrics[0].name
     if desc.headline and desc.metric(desc.headline) is None:
@@ -243,11 +295,69 @@ def parse_op_description(text, what: str) -> OpDescription:
     return desc
 
 
+def _names(d: dict, key: str, what: str) -> List[str]:
+    v = _opt(d, key, list, [], what)
+    if not all(isinstance(x, str) for x in v):
+        raise DescriptionError(f"{what}: {key} should be a list of column names, not {v!r}")
+    return list(v)
+
+
+def parse_extra_plots(items, what: str) -> List[ExtraPlot]:
+    """The op_description's extra_plots (a JSON list) as ExtraPlots; DescriptionError naming the
+    plot and field otherwise."""
+    out: List[ExtraPlot] = []
+    for i, e in enumerate(items):
+        w = f"{what}[{i}]"
+        if not isinstance(e, dict):
+            raise DescriptionError(f"{w} should be an object with name, y and panels, not {e!r}")
+        name = _req(e, "name", str, w)
+        w = f"{what}[{i}] ({name!r})"
+        if not name or any(not (ch.isalnum() or ch in "_-") for ch in name):
+            raise DescriptionError(f"{w}: the name should be letters, digits, '_' or '-' (it names a file)")
+        if any(x.name == name for x in out):
+            raise DescriptionError(f"{w}: a second extra plot of that name")
+        refs = _opt(e, "reference_lines", list, [], w)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in refs):
+            raise DescriptionError(f"{w}: reference_lines should be a list of numbers, not {refs!r}")
+        hold = _opt(e, "hold", dict, {}, w)
+        if not all(isinstance(v, (int, float, str)) for v in hold.values()):
+            raise DescriptionError(f"{w}: hold should map axes to values, not {hold!r}")
+        panels = []
+        for j, q in enumerate(_req(e, "panels", list, w)):
+            pw = f"{w}: panels[{j}]"
+            if not isinstance(q, dict):
+                raise DescriptionError(f"{pw} should be an object with an x, not {q!r}")
+            ticks = _opt(q, "tick_labels", dict, {}, pw)
+            if not all(isinstance(v, str) for v in ticks.values()):
+                raise DescriptionError(f"{pw}: tick_labels should map values to text, not {ticks!r}")
+            free = _names(q, "free", pw)
+            unheld = [c for c in free if c not in hold]
+            if unheld:
+                raise DescriptionError(f"{pw}: frees {', '.join(unheld)}, which the plot does not hold")
+            panels.append(Panel(x=_req(q, "x", str, pw), label=_opt(q, "label", str, "", pw),
+                                log_x=bool(_opt(q, "log_x", bool, True, pw)),
+                                categorical=bool(_opt(q, "categorical", bool, False, pw)),
+                                tick_labels=dict(ticks), lines=_names(q, "lines", pw), free=free))
+        if not panels:
+            raise DescriptionError(f"{w}: no panels")
+        out.append(ExtraPlot(name=name, y=_req(e, "y", str, w), title=_opt(e, "title", str, "", w),
+                             subtitle=_opt(e, "subtitle", str, "", w), y_label=_opt(e, "y_label", str, "", w),
+                             reference_lines=[float(x) for x in refs], hold=dict(hold), panels=panels,
+                             table=_names(e, "table", w), table_note=_opt(e, "table_note", str, "", w)))
+    return out
+
+
 def check_against_table(desc: OpDescription, table_columns: List[str], what: str) -> None:
     """DescriptionError when the description names a column the points table lacks."""
     have = set(table_columns)
     named = [("metric", m.name) for m in desc.metrics] + [("plot.x", desc.plot.x)] + \
             [("plot.facets", f) for f in desc.plot.facets] + [("compare.metric", desc.compare.metric)]
+    for e in desc.extra_plots or []:
+        at = f"extra plot {e.name!r}"
+        named += [(f"{at}: y", e.y)] + [(f"{at}: hold", c) for c in e.hold] + \
+            [(f"{at}: table", c) for c in e.table]
+        for q in e.panels:
+            named += [(f"{at}: panel x", q.x)] + [(f"{at}: lines", c) for c in q.lines]
     for role, name in named:
         if name and name not in have:
             raise DescriptionError(f"{what}: {role} {name!r} is not a column of the points table")
@@ -286,75 +396,7 @@ def fixed_columns(schema: dict, dataset: str) -> List[Column]:
     return []
 
 
-# --- schema version 1: the compatibility shim ----------------------------------------------
-
-# v1 compatibility shim. Files of schema version 1 do not describe their ops; this table holds
-# what those ops declare (src/ops/<op>/: their metrics, headline first, all fixed v1 columns; their
-# plot and comparison hints), and the units of axes a v1 file leaves without one. It is the only
-# place in genbench_analysis that names ops, and it is read only for files of schema version 1
-# (schema 2 files carry their own description). A v1 op missing here gets the generic
-# description of v1_op_description.
-_V1_OPS = {
-    "attention": {"metrics": ["tflops"],
-                  "plot": {"title": "Attention throughput against sequence length", "x": "seqlen_q",
-                           "facets": ["dtype", "head_dim", "causal"]}},
-    "gemm": {"metrics": ["tflops"],
-             "plot": {"title": "GEMM throughput per precision and shape", "x": "m", "facets": ["dtype"]}},
-    "collective": {"metrics": ["busbw_GBps", "algbw_GBps"], "units": {"bytes": "B"},
-                   "plot": {"title": "Collective bus bandwidth against message size", "x": "bytes",
-                            "facets": ["collective"]}},
-    "overlap": {"metrics": ["tflops"], "units": {"bytes": "B"},
-                "plot": {"title": "GEMM and collective overlapped", "x": "bytes", "facets": ["collective", "priority"]},
-                "compare": {"metric": "overlap_efficiency"}},
-}
-
-# The columns every v1 points table has besides the axes (docs/hdf5-schema.md, version 1), and
-# the metric columns among them with their meanings.
-V1_FIXED = ["point", "impl", "status", "reason", "variant", "stop_reason", "iterations", "time_median_s",
-            "time_mean_s", "time_min_s", "time_max_s", "time_p10_s", "time_p90_s", "time_p99_s", "time_stddev_s",
-            "work_flops", "work_bytes", "tflops", "algbw_GBps", "busbw_GBps", "busbw_factor", "peak_memory_bytes",
-            "validation_error", "validation_tolerance", "sm_clock_mhz", "mem_clock_mhz", "power_w",
-            "temperature_c", "throttle_reasons", "throttled", "ceiling_fraction"]
-_V1_METRICS = {
-    "tflops": ("TFLOP/s", "work_flops / time_median_s"),
-    "busbw_GBps": ("GB/s", "bus bandwidth: algbw_GBps x busbw_factor (nccl-tests)"),
-    "algbw_GBps": ("GB/s", "algorithm bandwidth: the collective's size / time_median_s"),
-}
-
-
 def dtype_type(dt) -> str:
     """i64 / f64 / str for a numpy field dtype."""
     k = getattr(dt, "kind", "")
     return {"i": "i64", "u": "i64", "b": "i64", "f": "f64", "S": "str", "O": "str", "U": "str"}.get(k, str(dt))
-
-
-def v1_op_description(op: str, axes: List[str], table_dtype, units: Dict[str, str]) -> OpDescription:
-    """The description a schema-1 benchmark would carry: its axes, columns and units from the
-    file, the metrics, plot and comparison of the shim (_V1_OPS); a v1 op not in the shim gets
-    tflops as headline and a plot against its first axis."""
-    shim = _V1_OPS.get(op, {})
-    names = list(table_dtype.names or ()) if table_dtype is not None else []
-    units = dict(units)
-    units.update({k: v for k, v in shim.get("units", {}).items() if k not in units})
-    metric_names = [m for m in shim.get("metrics", ["tflops"]) if m in names or not names]
-    metrics = [Metric(m, units.get(m, _V1_METRICS.get(m, ("", ""))[0]), _V1_METRICS.get(m, ("", ""))[1])
-               for m in metric_names]
-    axis_set = set(axes)
-    columns = []
-    for n in names:
-        if n in axis_set or n in V1_FIXED and n not in metric_names:
-            continue
-        kind = "metric" if n in metric_names else "extra"
-        columns.append(Column(n, dtype_type(table_dtype.fields[n][0]), units.get(n, ""), "", kind))
-    p = shim.get("plot", {"title": f"{op}: {metric_names[0] if metric_names else 'throughput'}",
-                          "x": axes[0] if axes else "", "facets": []})
-    plot = PlotHints(title=p.get("title", ""), x=p.get("x", ""), log_x=p.get("log_x", True),
-                     facets=[f for f in p.get("facets", []) if f in axis_set],
-                     ceiling_line=p.get("ceiling_line", ""))
-    axis_objs = [Axis(a, dtype_type(table_dtype.fields[a][0]) if a in names else "", unit=units.get(a, ""))
-                 for a in axes]
-    c = shim.get("compare", {})
-    compare = CompareHints(metric=c.get("metric", "") if c.get("metric", "") in names else "",
-                           higher_is_better=c.get("higher_is_better", True))
-    return OpDescription(op=op, summary="", headline=metric_names[0] if metric_names else "", axes=axis_objs,
-                         columns=columns, metrics=metrics, plot=plot, compare=compare, source="v1")

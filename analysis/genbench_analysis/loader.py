@@ -8,8 +8,10 @@ dimension is the point row: ``points`` (one compound row per point), ``samples``
 Schema 2 files describe themselves (root attribute ``schema_description``, per benchmark
 ``op_description`` and ``columns``); their points tables are pre-sized, so rows whose status is
 "" were not run and are dropped here, and samples past a rank's ``iterations`` are undefined and
-cut here. For schema 1 files an equivalent description is derived (describe.py). Either way
-each Benchmark carries an OpDescription: its metrics with units, headline, plot and comparison.
+cut here. For schema 1 files an equivalent description is derived, and descriptions stored
+before ops declared extra plots get those of oldfiles.py (the old-file shims). Either way each
+Benchmark carries an OpDescription: its metrics with units, headline, plot, comparison and
+extra plots.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import describe as _describe
+from . import oldfiles as _oldfiles
 from .describe import Column, Metric, OpDescription
 
 FORMAT = "genbench-results"
@@ -534,8 +537,11 @@ def _benchmark(path: str, name: str, g, gattrs: dict, pdset, version: int, schem
         axes = list(gattrs.get("axes", []) or [])
         op = str(gattrs.get("op", name))
         units = _units(pdset) if pdset is not None else {}
-        desc = _describe.v1_op_description(op, axes, pdset.dtype if pdset is not None else None, units)
+        desc = _oldfiles.v1_op_description(op, axes, pdset.dtype if pdset is not None else None, units)
         columns = _columns_from_parts(names, pdset, _describe.fixed_columns(schema, "points"), desc)
+    if desc.extra_plots is None:  # stored before ops declared them
+        desc.extra_plots = _oldfiles.pre_hint_extra_plots(version, names)
+        desc.extra_plots_source = "old-file shim"
     return Benchmark(name=name, op=op, axes=axes, implementations=impls, attrs=gattrs, description=desc,
                      columns=columns, table_columns=names, tags=_tags(path, name, g))
 
@@ -579,7 +585,7 @@ def _columns_from_parts(names: List[str], pdset, fixed: List[Column], desc: OpDe
 def _v1_schema(f) -> dict:
     """A schema description for a schema 1 file: the columns its datasets have, with their
     types and units (unit_<column> attributes); v1 files hold no meanings. The points' fixed
-    columns are those of describe.V1_FIXED that the tables have."""
+    columns are those of oldfiles.V1_FIXED that the tables have."""
     def cols(dset, only=None):
         if dset is None or dset.dtype.names is None:
             return []
@@ -594,7 +600,7 @@ def _v1_schema(f) -> dict:
             if "points" in f["benchmarks"][name]:
                 pts = f["benchmarks"][name]["points"]
                 break
-    datasets["points"] = {"fixed": cols(pts, set(_describe.V1_FIXED)),
+    datasets["points"] = {"fixed": cols(pts, set(_oldfiles.V1_FIXED)),
                           "note": "derived from a schema 1 file: types and units of its columns, no meanings"}
     for ds in ("system", "ceilings"):
         if ds in f:
@@ -718,7 +724,7 @@ def _concat(frames: List[pd.DataFrame], int_axes: set) -> pd.DataFrame:
         return pd.DataFrame(columns=["benchmark", "op", "row", "point", "impl", "status"])
     if len(frames) > 1:
         # Integer axes that some benchmark lacks become nullable integers, not floats. An axis
-        # name two ops type differently (gemm's cache "hot", decode's cache 4096) stays as it is
+        # name two ops type differently (one's cache "hot", another's cache 4096) stays as it is
         # in each benchmark's rows (the column is then of mixed type).
         for fr in frames:
             for a in int_axes:

@@ -1,7 +1,8 @@
 """The report's plots. Each function takes a list of Results and returns a matplotlib Figure,
 or raises NoData with the reason there is nothing to draw. plots_for(results) lists the plots
-for a set of files: one headline plot and one memory plot per op (from the ops' descriptions),
-and the plots every file gets (per-rank variability, eager against graph mode, overlap).
+for a set of files: one headline plot and one memory plot per op and the extra plots each op
+asks for (all from the ops' descriptions), and the plots every file gets (per-rank
+variability, eager against graph mode).
 
 Figures are made with matplotlib.figure.Figure directly (no pyplot), so they neither need a
 display nor disturb the backend of a notebook that calls them.
@@ -573,126 +574,165 @@ def rank_variability(results: Sequence[Result], threshold: float = 0.05) -> Figu
     return fig
 
 
-# --- compute-communication overlap ---------------------------------------------------------
+# --- the plots an op asks for beyond its headline ----------------------------------------
 #
-# Drawn for the benchmarks whose points have the overlap columns below (whatever their op is
-# called): efficiency against the collective's size, the GEMM's (m, n, k) size and NCCL's CTAs.
+# Each ExtraPlot of an op's description (extra_plots: declared in src/ops/<op>/, or for older
+# files given by oldfiles.py) is drawn as <op>_<name>: its column y against each panel's x, and
+# its table goes in the report after the plot.
 
-OVERLAP_DEFAULTS = {"nccl_ctas": 0, "chunks": 1, "priority": "equal"}
-OVERLAP_COLUMNS = ["t_compute_s", "t_comm_s", "t_both_s", "overlap_efficiency", "compute_slowdown", "comm_slowdown"]
-_OVERLAP_NEEDS = OVERLAP_COLUMNS + ["m", "n", "k", "bytes"]
-
-
-def _overlap_ops(results: Sequence[Result]) -> List[str]:
-    return [op for op in op_descriptions(results)
-            if all(any(c in r.table(n).columns for r in results for n, b in r.benchmarks.items() if b.op == op)
-                   for c in _OVERLAP_NEEDS)]
-
-
-def _overlap_frame(results: Sequence[Result]) -> Tuple[pd.DataFrame, List[str]]:
-    ops = _overlap_ops(results)
-    frames = [ok_points(results, op) for op in ops]
-    frames = [f for f in frames if not f.empty]
-    return (pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()), ops
+def extra_plot_spec(results: Sequence[Result], op: str, name: str):
+    desc = op_descriptions(results).get(op)
+    if desc is None:
+        raise NoData(f"no benchmark of op {op!r} in these files")
+    spec = next((e for e in desc.extra_plots or [] if e.name == name), None)
+    if spec is None:
+        raise NoData(f"op {op!r} asks for no plot {name!r}")
+    return spec
 
 
-def _overlap_points(results: Sequence[Result]) -> pd.DataFrame:
-    df, _ = _overlap_frame(results)
-    if df.empty or "overlap_efficiency" not in df:
-        raise NoData("no point with the overlap columns (" + ", ".join(OVERLAP_COLUMNS[:4]) + ") ran ok")
-    df = df[np.isfinite(df["overlap_efficiency"].astype(float))].copy()
+def _extra_points(results: Sequence[Result], op: str, spec) -> pd.DataFrame:
+    """The op's ok points with a finite y."""
+    df = ok_points(results, op)
     if df.empty:
-        raise NoData("no overlap point has an efficiency")
-    df["_shape"] = df["m"].astype(str) + "x" + df["n"].astype(str) + "x" + df["k"].astype(str)
-    df["_gemm_flops"] = 2.0 * df["m"].astype(float) * df["n"].astype(float) * df["k"].astype(float)
+        raise NoData(f"no {op} point ran ok")
+    if spec.y not in df:
+        raise NoData(f"the {op} points have no column {spec.y!r}")
+    df = df[np.isfinite(pd.to_numeric(df[spec.y], errors="coerce").astype(float))].copy()
+    if df.empty:
+        raise NoData(f"no {op} point has a value of {spec.y}")
     return df
 
 
-def _at_defaults(df: pd.DataFrame, keep: Sequence[str] = ()) -> pd.DataFrame:
-    """Rows at NCCL's default CTAs, one chunk and equal priorities (the axes not in keep), when
-    there are any; else all rows."""
+def _equals(col: pd.Series, value) -> pd.Series:
+    if isinstance(value, str):
+        return col.astype(str) == value
+    return pd.to_numeric(col, errors="coerce") == float(value)
+
+
+def _held(df: pd.DataFrame, hold: Dict[str, object], free: Sequence[str]) -> pd.DataFrame:
+    """The rows at the held values of the axes a panel does not free, when there are any; else
+    all rows."""
     mask = pd.Series(True, index=df.index)
-    for c, v in OVERLAP_DEFAULTS.items():
-        if c in df and c not in keep:
-            mask &= df[c].astype(str) == str(v)
+    for c, v in hold.items():
+        if c in df and c not in free:
+            mask &= _equals(df[c], v)
     return df[mask] if mask.any() else df
 
 
-def overlap_table(results: Sequence[Result]) -> pd.DataFrame:
-    """One row per ok overlap point: its parameters, the alone and overlapped medians, the
-    efficiency and both slowdowns."""
-    df = _overlap_points(results)
-    axes = list(dict.fromkeys(a for op in _overlap_ops(results) for a in op_axes(results, op)))
-    cols = ["file", "benchmark", "impl"] + [a for a in axes if a in df and a != "compute"]
-    out = df[cols + OVERLAP_COLUMNS].copy()
-    for c in ("t_compute_s", "t_comm_s", "t_both_s"):
-        out[c.replace("_s", "_ms")] = out.pop(c) * 1e3
-    return out.reset_index(drop=True)
+def _tick(value: float, labels: Dict[str, str]) -> str:
+    text = f"{value:g}"
+    return labels.get(text, text)
 
 
-def overlap_efficiency(results: Sequence[Result]) -> Figure:
-    """Overlap efficiency, (t_compute + t_comm - t_both) / min(t_compute, t_comm), against the
-    collective's size, the GEMM's size, and the CTAs NCCL may use."""
-    df = _overlap_points(results)
+def extra_plot(results: Sequence[Result], op: str, name: str) -> Figure:
+    """The op's extra plot `name` as its description declares it (describe.ExtraPlot)."""
+    spec = extra_plot_spec(results, op, name)
+    df = _extra_points(results, op, spec)
+    units = op_units(results, op)
+    bc = byte_columns(results)
     df["_series"] = series_key(df)
-    panels = [
-        ("bytes", "collective size", _at_defaults(df), ["collective", "_shape"], True),
-        ("_gemm_flops", "GEMM size (FLOP)", _at_defaults(df), ["collective", "bytes"], False),
-        ("nccl_ctas", "NCCL CTAs (0: NCCL's default)", _at_defaults(df, keep=["nccl_ctas", "chunks", "priority"]),
-         ["collective", "bytes", "_shape", "chunks", "priority"], False),
-    ]
-    fig, axs = _figure(len(panels), panel_w=5.6, panel_h=4.2, ncols_max=3, legend_rows=8)
+    ylabel = spec.y_label or metric_label(spec.y, units.get(spec.y, ""))
+    fig, axs = _figure(len(spec.panels), panel_w=5.6, panel_h=4.2, ncols_max=3, legend_rows=8)
     handles: Dict[str, object] = {}
     markers = "osD^v<>ph*"
-    bc = byte_columns(results)
-    for ax, (x, xlabel, g, split, bytes_x) in zip(axs, panels):
-        split = [c for c in split if c in g and g[c].astype(str).nunique() > 1]
-        g = g.copy()
+    for ax, q in zip(axs, spec.panels):
+        xlabel = q.label or _x_label(q.x, units)
+        if q.x not in df:
+            ax.text(0.5, 0.5, f"no column {q.x}", ha="center", va="center", transform=ax.transAxes, color="0.4")
+            ax.set_xlabel(xlabel)
+            continue
+        g = _held(df, spec.hold, q.free).copy()
+        split = [c for c in q.lines if c in g and g[c].astype(str).nunique() > 1]
         g["_line"] = g["_series"]
         for c in split:
-            name = "shape" if c == "_shape" else c
-            g["_line"] = g["_line"] + " \u00b7 " + name + "=" + g[c].map(lambda v, c=c: _fmt(c, v, bc))
-        xs_all = sorted(set(g[x].astype(float)))
-        categorical = x == "nccl_ctas"
+            g["_line"] = g["_line"] + " \u00b7 " + c + "=" + g[c].map(lambda v, c=c: _fmt(c, v, bc))
+        g["_x"] = pd.to_numeric(g[q.x], errors="coerce").astype(float)
+        xs_all = sorted(set(g["_x"].dropna()))
         pos = {v: i for i, v in enumerate(xs_all)}
         drawn = 0
         for i, (line, gl) in enumerate(g.groupby("_line", sort=True)):
-            gl = gl.groupby(x, as_index=False)["overlap_efficiency"].median().sort_values(x)
+            gl = gl.assign(_y=gl[spec.y].astype(float)).groupby("_x", as_index=False)["_y"].median().sort_values("_x")
             if len(gl) < 2:
                 continue
-            xv = [pos[v] for v in gl[x].astype(float)] if categorical else gl[x].astype(float)
-            (h,) = ax.plot(xv, gl["overlap_efficiency"].astype(float), marker=markers[i % len(markers)],
-                           color=f"C{i % 10}", linewidth=1.5, markersize=5)
+            xv = [pos[v] for v in gl["_x"]] if q.categorical else gl["_x"]
+            (h,) = ax.plot(xv, gl["_y"], marker=markers[i % len(markers)], color=f"C{i % 10}", linewidth=1.5,
+                           markersize=5)
             handles.setdefault(line, h)
             drawn += 1
         if not drawn:
             ax.text(0.5, 0.5, f"no sweep over {xlabel}", ha="center", va="center", transform=ax.transAxes,
                     color="0.4")
-        if categorical:
+        if q.categorical:
             ax.set_xticks(range(len(xs_all)))
-            ax.set_xticklabels(["default" if v == 0 else f"{v:g}" for v in xs_all])
+            ax.set_xticklabels([_tick(v, q.tick_labels) for v in xs_all])
         elif len(xs_all) > 1:
-            ax.set_xscale("log", base=2)
+            if q.log_x and xs_all[0] > 0:
+                ax.set_xscale("log", base=2)
             ax.xaxis.set_major_locator(FixedLocator(xs_all))
             ax.xaxis.set_minor_locator(FixedLocator([]))
-            ax.xaxis.set_major_formatter(_bytes_formatter() if bytes_x else FuncFormatter(lambda v, _: f"{v:.3g}"))
+            ax.xaxis.set_major_formatter(_bytes_formatter() if units.get(q.x) == "B" else
+                                         FuncFormatter(lambda v, _: f"{v:.3g}"))
             for t in ax.get_xticklabels():
                 t.set_rotation(30)
                 t.set_horizontalalignment("right")
-        ax.axhline(1.0, color="0.3", linewidth=1, linestyle="--")
-        ax.axhline(0.0, color="0.3", linewidth=1)
+        for r in spec.reference_lines:  # 0 as the axis, the others dashed
+            ax.axhline(r, color="0.3", linewidth=1, linestyle="-" if r == 0 else "--")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("overlap efficiency")
+        ax.set_ylabel(ylabel)
         ax.grid(True, which="major", alpha=0.3)
-    return _finish(fig, "Compute-communication overlap: (t_compute + t_comm - t_both) / min(t_compute, t_comm); "
-                   "1 = the shorter one fully hidden", df, handles)
+    title = spec.title or f"{op}: {ylabel}"
+    return _finish(fig, title + (f"\n{spec.subtitle}" if spec.subtitle else ""), df, handles)
 
 
-# The plots every set of files gets (name, title, function), besides the ops' own (op_plots).
+def extra_table(results: Sequence[Result], op: str, name: str) -> pd.DataFrame:
+    """One row per ok point of the op with a finite y of its extra plot `name`: file,
+    benchmark, implementation and the plot's table columns, those in seconds shown in ms
+    (t_both_s becomes t_both_ms)."""
+    spec = extra_plot_spec(results, op, name)
+    df = _extra_points(results, op, spec)
+    units = op_units(results, op)
+    cols = [c for c in spec.table if c in df]
+    out = df[["file", "benchmark", "impl"] + cols].copy()
+    for c in cols:
+        if units.get(c) == "s":
+            out[c] = out[c].astype(float) * 1e3
+            out = out.rename(columns={c: c[:-2] + "_ms" if c.endswith("_s") else c + " (ms)"})
+    return out.reset_index(drop=True)
+
+
+def _bind_extra(fn, op, name):
+    def plot(results, *args):
+        return fn(results, op, name, *args)
+    plot.__name__ = f"{fn.__name__}[{op}.{name}]"
+    return plot
+
+
+def hinted_plots(results: Sequence[Result]):
+    """(name, title, function) of every extra plot the ops of these files ask for, per op in
+    order of appearance: '<op>_<name>'."""
+    out = []
+    for op, desc in op_descriptions(results).items():
+        for e in desc.extra_plots or []:
+            out.append((f"{op}_{e.name}", e.title or f"{op}: {e.y}", _bind_extra(extra_plot, op, e.name)))
+    return out
+
+
+def report_tables(results: Sequence[Result]) -> Dict[str, Tuple[str, object]]:
+    """plot name -> (the paragraph above its table, function(results) -> DataFrame) for the extra
+    plots that declare a table (the report puts it after the plot)."""
+    out = {}
+    for op, desc in op_descriptions(results).items():
+        for e in desc.extra_plots or []:
+            if e.table:
+                out[f"{op}_{e.name}"] = (e.table_note, _bind_extra(extra_table, op, e.name))
+    return out
+
+
+# The plots every set of files gets (name, title, function), besides the ops' own (op_plots,
+# hinted_plots).
 PLOTS = [
     ("rank_variability", "Per-rank variability (stragglers)", rank_variability),
     ("eager_vs_graph", "Eager against graph mode", eager_vs_graph),
-    ("overlap", "Compute-communication overlap", overlap_efficiency),
 ]
 
 
@@ -720,8 +760,7 @@ def op_plots(results: Sequence[Result]):
 
 def plots_for(results: Sequence[Result]) -> List[Tuple[str, str, object]]:
     """Every plot for these files, in the report's order: the ops' headline plots, per-rank
-    variability, eager against graph, the ops' memory plots, overlap. Each entry is (name,
-    title, function(results) -> Figure)."""
+    variability, eager against graph, the ops' memory plots, the extra plots the ops ask for.
+    Each entry is (name, title, function(results) -> Figure)."""
     heads, mems = op_plots(results)
-    fixed = dict((n, (n, t, f)) for n, t, f in PLOTS)
-    return heads + [fixed["rank_variability"], fixed["eager_vs_graph"]] + mems + [fixed["overlap"]]
+    return heads + list(PLOTS) + mems + hinted_plots(results)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .compare import markdown_table
 from .loader import Result
-from .plots import NoData, overlap_table, plots_for, rank_table
+from .plots import NoData, plots_for, rank_table, report_tables
 
 STATUSES = ["ok", "failed", "skipped", "unsupported"]
 MAX_LISTED_FAILURES = 30
@@ -156,6 +156,7 @@ def write_report(results: Sequence[Result], outdir: str, straggler_threshold: fl
 
     plots: Dict[str, str] = {}
     skipped: Dict[str, str] = {}
+    tables = report_tables(results)
     for name, title, fn in plots_for(results):
         blocks.append(("h", 2, title))
         try:
@@ -168,10 +169,11 @@ def write_report(results: Sequence[Result], outdir: str, straggler_threshold: fl
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plots[name] = path
         blocks.append(("img", path, title))
-        if name == "overlap":
-            blocks.append(("p", "Times are medians (ms) on rank 0: the GEMM alone, the collective alone, both "
-                                "together; slowdowns are each part's time inside the overlap over its time alone."))
-            blocks.append(("table", overlap_table(results)))
+        if name in tables:  # the table an op's extra plot declares
+            note, table = tables[name]
+            if note:
+                blocks.append(("p", note))
+            blocks.append(("table", table(results)))
         if name == "rank_variability":
             t = rank_table(results, straggler_threshold)
             flagged = t[t["straggler"]]

@@ -15,7 +15,7 @@ from conftest import V1_OVERLAP, V1_SMALL
 
 # The plots of files of tests/data/small.yaml (ops attention, collective, gemm), in report order.
 SMALL_PLOTS = ["attention_tflops", "collective_busbw", "gemm_tflops", "rank_variability", "eager_vs_graph",
-               "attention_memory", "collective_memory", "gemm_memory", "overlap"]
+               "attention_memory", "collective_memory", "gemm_memory"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -51,9 +51,9 @@ def test_report_on_two_host_runs(result_files, tmp_path):
     html = (out / "report.html").read_text()
     names = _names([ga.load(p) for p in result_files])
     # one headline and one memory plot per op of the config
-    assert len(names) == 2 * 3 + 3 and names[0].startswith("attention_") and "gemm_memory" in names
-    # no overlap benchmark in these files (tests/test_overlap.py covers that plot)
-    expected = [p for p in names if p not in ("eager_vs_graph", "overlap")]
+    # no op of these files asks for an extra plot (tests/test_overlap.py, test_extra_plots.py)
+    assert len(names) == 2 * 3 + 2 and names[0].startswith("attention_") and "gemm_memory" in names
+    expected = [p for p in names if p != "eager_vs_graph"]
     for name in expected:
         _check_png(out / f"{name}.png")
         assert f"]({name}.png)" in md
@@ -67,8 +67,9 @@ def test_report_on_two_host_runs(result_files, tmp_path):
 
 def test_report_on_a_schema_1_file(tmp_path):
     out = write_report([ga.load(V1_SMALL), ga.load(V1_OVERLAP)], str(tmp_path))
-    assert sorted(out["plots"]) == sorted(p for p in SMALL_PLOTS + ["overlap_tflops", "overlap_memory"]
-                                          if p != "eager_vs_graph")
+    # the overlap benchmarks' extra plot comes from the old-file shim (oldfiles.py)
+    assert sorted(out["plots"]) == sorted(p for p in SMALL_PLOTS + ["overlap_tflops", "overlap_memory",
+                                                                    "overlap_efficiency"] if p != "eager_vs_graph")
     assert out["skipped"] == {"eager_vs_graph": "no point ran ok in both eager and graph mode (graph mode needs "
                                                 "the CUDA backend)"}
     md = open(out["markdown"]).read()
@@ -77,9 +78,8 @@ def test_report_on_a_schema_1_file(tmp_path):
 
 def test_every_plot_on_a_gpu_like_file(gpu_like_file, file_a, tmp_path):
     res = write_report([ga.load(gpu_like_file)], str(tmp_path))
-    assert list(res["skipped"]) == ["overlap"]  # plotted in test_overlap.py
-    assert res["skipped"]["overlap"].startswith("no point with the overlap columns")
-    assert sorted(res["plots"]) == sorted(p for p in _names([ga.load(gpu_like_file)]) if p != "overlap")
+    assert res["skipped"] == {}
+    assert sorted(res["plots"]) == sorted(_names([ga.load(gpu_like_file)]))
     for path in res["plots"].values():
         _check_png(path)
     md = open(res["markdown"]).read()
@@ -90,8 +90,6 @@ def test_every_plot_on_a_gpu_like_file(gpu_like_file, file_a, tmp_path):
 def test_plots_name_device_and_file(gpu_like_file, file_a):
     gpu, host = ga.load(gpu_like_file), ga.load(file_a)
     for name, _, fn in plots.plots_for([gpu]):
-        if name == "overlap":  # test_overlap.py
-            continue
         # one file: device and file in the title
         text = _texts(fn([gpu]))
         assert "2x NVIDIA H200" in text and "gpu_like.h5" in text, name
@@ -110,7 +108,7 @@ def test_plots_without_data_raise_nodata(file_a):
         plots.op_plot([host], "decode")
     empty = ga.Result("none.h5", {"backend": "host"}, host.system.iloc[:0], {}, host.points.iloc[:0],
                       host.ranks.iloc[:0])
-    assert _names([empty]) == ["rank_variability", "eager_vs_graph", "overlap"]
+    assert _names([empty]) == ["rank_variability", "eager_vs_graph"]
     for name, _, fn in plots.plots_for([empty]):
         with pytest.raises(plots.NoData):
             fn([empty])
