@@ -11,7 +11,17 @@ with width the hidden size (norms, embedding), the MLP width (silu_mul) or heads
     add_rmsnorm  r = x + r; y = rms_norm(r)         (two kernels in eager mode)
     rope         rotate-half with cos/sin gathered by position (Llama's reference code)
     silu_mul     silu(x[:, :h]) * x[:, h:]
-    embedding    torch.nn.functional.embedding(ids, table)"""
+    embedding    torch.nn.functional.embedding(ids, table)
+
+The backward kinds (configs/pointwise.yaml's *-backward benchmarks, Llama-3-8B training shapes)
+are timed as torch.autograd.grad of the forward above with the graph kept, so only the backward's
+kernels run in the timed call; their bytes are genbench's for the same point (docs/pointwise.md):
+    rmsnorm_backward      grad of rms_norm(x, w) for x and w
+    add_rmsnorm_backward  the same of s, plus dr_in added to ds
+    rope_backward         grad of the rotate-half rope (autograd's own kernels), Q and K
+    silu_mul_backward     grad of silu(g) * u for x = [g | u]
+    embedding_backward    grad of embedding(ids, table) for the table: torch makes a zeroed bf16
+                          table of the whole vocabulary and adds the rows into it (ours: fp32)"""
 import statistics
 import sys
 
@@ -116,7 +126,69 @@ def main():
             ids = torch.randint(0, 128256, (rows,), device=dev, dtype=torch.int32)
             out("embedding", rows, h, timed(lambda: F.embedding(ids, table)), E * 2 * rows * h + 4 * rows)
         del table
+    backward(dev)
     return 0
+
+
+def grad_timed(y, inputs, dy):
+    return timed(lambda: torch.autograd.grad(y, inputs, dy, retain_graph=True))
+
+
+def backward(dev):
+    bf = torch.bfloat16
+    rows_all, h, vocab = (4096, 16384), 4096, 128256
+    w = torch.randn(h, device=dev, dtype=bf, requires_grad=True)
+    for rows in rows_all:
+        x = torch.randn(rows, h, device=dev, dtype=bf, requires_grad=True)
+        dy = torch.randn(rows, h, device=dev, dtype=bf)
+        dr = torch.randn(rows, h, device=dev, dtype=bf)
+        y = F.rms_norm(x, (h,), w, 1e-5)
+        if rows == rows_all[0]:
+            xd, wd = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+            yd = xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + 1e-5) * wd
+            check("rmsnorm_backward", torch.autograd.grad(y, x, dy, retain_graph=True)[0],
+                  torch.autograd.grad(yd, xd, dy.double())[0])
+        out("rmsnorm_backward", rows, h, grad_timed(y, (x, w), dy), E * (3 * rows * h + h) + 4 * h)
+
+        def add_norm_grad():
+            dx, dw = torch.autograd.grad(y, (x, w), dy, retain_graph=True)
+            return dx.add_(dr), dw
+
+        out("add_rmsnorm_backward", rows, h, timed(add_norm_grad), E * (4 * rows * h + h) + 4 * h)
+    heads, kv, d = 32, 8, 128
+    cos, sin = rope_tables(d)
+    for rows in rows_all:
+        qk = torch.randn(rows, heads + kv, d, device=dev, dtype=bf, requires_grad=True)
+        pos = (torch.arange(rows, device=dev) + 17) % POSITIONS
+        c, s_ = cos[pos][:, None, :].repeat(1, 1, 2), sin[pos][:, None, :].repeat(1, 1, 2)
+        half = d // 2
+        y = (qk.float() * c + torch.cat((-qk[..., half:], qk[..., :half]), -1).float() * s_).to(bf)
+        dy = torch.randn_like(y)
+        if rows == rows_all[0]:
+            qd = qk.detach().double().requires_grad_()
+            yd = qd * c.double() + torch.cat((-qd[..., half:], qd[..., :half]), -1) * s_.double()
+            check("rope_backward", torch.autograd.grad(y, qk, dy, retain_graph=True)[0],
+                  torch.autograd.grad(yd, qd, dy.double())[0])
+        nbytes = E * 2 * rows * (heads + kv) * d + 4 * rows + 4 * d * min(rows, POSITIONS)
+        out("rope_backward", rows, f"{heads}/{kv}", grad_timed(y, (qk,), dy), nbytes)
+    inter = 14336
+    for rows in rows_all:
+        x = torch.randn(rows, 2 * inter, device=dev, dtype=bf, requires_grad=True)
+        y = F.silu(x[:, :inter]) * x[:, inter:]
+        dy = torch.randn_like(y)
+        if rows == rows_all[0]:
+            xd = x.detach().double().requires_grad_()
+            yd = F.silu(xd[:, :inter]) * xd[:, inter:]
+            check("silu_mul_backward", torch.autograd.grad(y, x, dy, retain_graph=True)[0],
+                  torch.autograd.grad(yd, xd, dy.double())[0])
+        out("silu_mul_backward", rows, inter, grad_timed(y, (x,), dy), E * 5 * rows * inter)
+    table = torch.randn(vocab, h, device=dev, dtype=bf, requires_grad=True)
+    for rows in rows_all:
+        ids = torch.randint(0, vocab, (rows,), device=dev)
+        y = F.embedding(ids, table)
+        dy = torch.randn_like(y)
+        touched = vocab * (1 - (1 - 1 / vocab) ** rows)
+        out("embedding_backward", rows, h, grad_timed(y, (table,), dy), E * rows * h + 4 * rows + 4 * h * touched)
 
 
 if __name__ == "__main__":
