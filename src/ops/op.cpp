@@ -87,7 +87,7 @@ Point point_of(const Op& op, const std::string& impl, const std::vector<std::pai
 
 std::string Op::skip_reason(const Point&, int) const { return ""; }
 
-std::string Op::ceiling(const Point&) const { return ""; }
+CeilingId Op::ceiling(const Point&) const { return ceilings::none(); }
 
 const std::vector<AxisSpec>& Op::axes() const {
   static std::mutex m;
@@ -293,7 +293,7 @@ std::string Op::description_json() const {
   d["metrics"] = mj;
   const AnalysisHints h = analysis();
   d["plot"] = {
-      {"title", h.title}, {"x", h.x}, {"log_x", h.log_x}, {"facets", h.facets}, {"ceiling_line", h.ceiling_line}};
+      {"title", h.title}, {"x", h.x}, {"log_x", h.log_x}, {"facets", h.facets}, {"ceiling_line", h.ceiling_line.name}};
   d["compare"] = {{"metric", h.compare_metric.empty() ? d["headline"].get<std::string>() : h.compare_metric},
                   {"higher_is_better", h.higher_is_better}};
   d["extra_plots"] = extra_plots_json(*this, h.extra_plots);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/axes.h"
+#include "ops/ceiling.h"
 #include "ops/op_columns.h"
 #include "sweep/point.h"
 
@@ -53,7 +54,7 @@ struct AnalysisHints {
   std::vector<std::string> facets;  // columns whose values split the plot into panels
   std::string compare_metric;       // column compared across files; "" = the headline metric
   bool higher_is_better = true;
-  std::string ceiling_line;                // a /ceilings name drawn as a horizontal line, or ""
+  CeilingId ceiling_line;                  // the ceiling drawn as a horizontal line (ops/ceiling.h), or none
   std::vector<ExtraPlotHint> extra_plots;  // plots and report sections beyond the headline plot
 };
 
@@ -78,10 +79,10 @@ class Op {
   virtual std::vector<OpColumn> define_columns() const { return {}; }
   // Short description of the point for progress lines and tables.
   virtual std::string describe(const Point& p) const;
-  // The device ceiling that bounds this point's rate, by the name it has in /ceilings
-  // ("gemm_bf16_tflops", "copy_GBps"), or "" when none applies (ceiling_fraction stays NaN).
-  // The fraction is the first metric of the ceiling's unit over the ceiling.
-  virtual std::string ceiling(const Point& p) const;
+  // The device ceiling that bounds this point's rate (ops/ceiling.h: ceilings::gemm(dtype),
+  // ceilings::copy()), or ceilings::none() (ceiling_fraction stays NaN). The fraction is the
+  // first metric of the ceiling's unit over the ceiling.
+  virtual CeilingId ceiling(const Point& p) const;
   virtual AnalysisHints analysis() const { return {}; }
 
   // The op's axes followed by the tuning axes of its registered implementations.

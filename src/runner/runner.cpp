@@ -261,14 +261,12 @@ class Run {
   // Ceilings (docs/hdf5-schema.md, /ceilings): every rank measures its device; rank 0 stores
   // all rows and keeps the lowest value of each, the bound of the slowest rank.
   void ceilings() {
-    if (!cfg_.measure_ceilings || backend_->kind() != BackendKind::cuda) return;
-    std::vector<Ceiling> mine;
-    try {
-      mine = measure_ceilings(*backend_);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "genbench: rank %d: ceilings not measured: %s\n", comm_.rank(), e.what());
-      mine.clear();
-    }
+    // The same on every rank (one build, one backend kind), so all of them gather or none.
+    if (!cfg_.measure_ceilings || CeilingRegistry::instance().runnable(backend_->kind()).empty()) return;
+    std::vector<std::string> failures;
+    std::vector<Ceiling> mine = measure_ceilings(*backend_, &failures);
+    for (const auto& why : failures)
+      std::fprintf(stderr, "genbench: rank %d: ceilings not measured: %s\n", comm_.rank(), why.c_str());
     for (auto& c : mine) c.rank = comm_.rank();
     const auto rows = exchange::gather_ceilings(comm_, mine);
     if (!root_) return;
@@ -608,7 +606,9 @@ class Run {
 
   // The first metric of the ceiling's unit over the ceiling the op names; NaN without one.
   double ceiling_fraction(const Op& op, const Point& p, const Work& w, double seconds) const {
-    const auto it = ceilings_.find(op.ceiling(p));
+    const CeilingId id = op.ceiling(p);
+    if (id.none()) return std::nan("");
+    const auto it = ceilings_.find(id.name);
     if (it == ceilings_.end() || !(it->second.first > 0)) return std::nan("");
     for (const auto& m : op.metrics())
       if (m.unit == it->second.second) return metric_value(m, w, seconds) / it->second.first;

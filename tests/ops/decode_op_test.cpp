@@ -85,7 +85,8 @@ TEST(DecodeOp, WorkCountedByHand) {
   EXPECT_EQ(metrics[1].name, "tflops");
   EXPECT_EQ(metrics[2].name, "tokens_per_s");
   EXPECT_DOUBLE_EQ(metric_value(metrics[2], w, 1e-3), 6000.0);
-  EXPECT_EQ(decode_op().ceiling(p), "copy_GBps");
+  EXPECT_EQ(decode_op().ceiling(p), ceilings::copy());
+  EXPECT_EQ(decode_op().ceiling(p).name, "copy_GBps");
 }
 
 TEST(DecodeOp, VarlenLengthsAreSeededAndBounded) {

@@ -70,10 +70,11 @@ TEST(W4a16Op, WorkIsCountedByHand) {
 }
 
 TEST(W4a16Op, CeilingAndDescriptionFollowTheShape) {
-  EXPECT_EQ(w4a16_op().ceiling(point_with(w4a16_op(), "reference", {{"m", std::int64_t{16}}})), "copy_GBps");
-  EXPECT_EQ(w4a16_op().ceiling(
-                point_with(w4a16_op(), "reference", {{"m", std::int64_t{1024}}, {"dtype", std::string("bf16")}})),
-            "gemm_bf16_tflops");
+  EXPECT_EQ(w4a16_op().ceiling(point_with(w4a16_op(), "reference", {{"m", std::int64_t{16}}})).name, "copy_GBps");
+  const CeilingId big = w4a16_op().ceiling(
+      point_with(w4a16_op(), "reference", {{"m", std::int64_t{1024}}, {"dtype", std::string("bf16")}}));
+  EXPECT_EQ(big.name, "gemm_bf16_tflops");
+  EXPECT_EQ(big.unit, "TFLOP/s");
   const auto desc = nlohmann::json::parse(w4a16_op().description_json());
   EXPECT_EQ(desc["op"], "w4a16");
   EXPECT_EQ(desc["headline"], "tflops");

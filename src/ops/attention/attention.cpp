@@ -181,9 +181,7 @@ class AttentionOp final : public Op {
   }
 
   // Attention is matmul-bound: its rate is compared with the dense GEMM rate of its type.
-  std::string ceiling(const Point& p) const override {
-    return std::string("gemm_") + dtype_name(AttentionShape::from(p).dtype) + "_tflops";
-  }
+  CeilingId ceiling(const Point& p) const override { return ceilings::gemm(AttentionShape::from(p).dtype); }
 
   std::string describe(const Point& p) const override {
     const auto s = AttentionShape::from(p);

@@ -64,7 +64,7 @@ class AttentionBackwardOp final : public Op {
     return h;
   }
 
-  std::string ceiling(const Point& p) const override { return fwd().ceiling(p); }
+  CeilingId ceiling(const Point& p) const override { return fwd().ceiling(p); }
 
   std::string describe(const Point& p) const override {
     return fwd().describe(p) + (p.boolean(attention_backward_axis::deterministic) ? " deterministic" : "");

@@ -143,7 +143,7 @@ class DecodeOp final : public Op {
     return c.done();
   }
 
-  std::string ceiling(const Point&) const override { return "copy_GBps"; }
+  CeilingId ceiling(const Point&) const override { return ceilings::copy(); }
 
   AnalysisHints analysis() const override {
     AnalysisHints h;
@@ -153,7 +153,7 @@ class DecodeOp final : public Op {
     h.facets = {"kv_dtype", "page_size", "heads"};
     h.compare_metric = "GBps";
     h.higher_is_better = true;
-    h.ceiling_line = "copy_GBps";
+    h.ceiling_line = ceilings::copy();
     return h;
   }
 

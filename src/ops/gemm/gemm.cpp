@@ -77,9 +77,7 @@ class GemmOp final : public Op {
     return w;
   }
 
-  std::string ceiling(const Point& p) const override {
-    return std::string("gemm_") + dtype_name(GemmShape::from(p).dtype) + "_tflops";
-  }
+  CeilingId ceiling(const Point& p) const override { return ceilings::gemm(GemmShape::from(p).dtype); }
 
   std::string describe(const Point& p) const override {
     const auto s = GemmShape::from(p);

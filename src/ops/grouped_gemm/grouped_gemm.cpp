@@ -150,9 +150,7 @@ class GroupedGemmOp final : public Op {
     return c.done();
   }
 
-  std::string ceiling(const Point& p) const override {
-    return std::string("gemm_") + dtype_name(GroupedShape::from(p).dtype) + "_tflops";
-  }
+  CeilingId ceiling(const Point& p) const override { return ceilings::gemm(GroupedShape::from(p).dtype); }
 
   AnalysisHints analysis() const override {
     AnalysisHints h;

@@ -144,14 +144,14 @@ class PointwiseOp final : public Op {
     return c.done();
   }
 
-  std::string ceiling(const Point&) const override { return "copy_GBps"; }
+  CeilingId ceiling(const Point&) const override { return ceilings::copy(); }
 
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Memory-bound layer parts: bandwidth against rows";
     h.x = "rows";
     h.facets = {"kind", "hidden"};
-    h.ceiling_line = "copy_GBps";
+    h.ceiling_line = ceilings::copy();
     return h;
   }
 

@@ -95,9 +95,9 @@ class W4a16Op final : public Op {
   }
 
   // Few tokens stream the weights (bandwidth-bound); many are bound by the 16-bit tensor cores.
-  std::string ceiling(const Point& p) const override {
+  CeilingId ceiling(const Point& p) const override {
     const auto s = W4a16Shape::from(p);
-    return s.m <= 64 ? "copy_GBps" : std::string("gemm_") + dtype_name(s.dtype) + "_tflops";
+    return s.m <= 64 ? ceilings::copy() : ceilings::gemm(s.dtype);
   }
 
   AnalysisHints analysis() const override {

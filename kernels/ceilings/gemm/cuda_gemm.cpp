@@ -1,11 +1,8 @@
-// Device ceilings on the cuda backend (backend/ceilings.h), measured once per rank at the start
-// of a run on the backend's stream:
-//   copy_GBps            cudaMemcpyAsync device to device of kCopyBytes (halved until it fits),
-//                        2 x bytes (read + write) over the best of kCopyReps event-timed copies
-//   gemm_<dtype>_tflops  the gemm/cublaslt problem 8192^3 (A row-major m x k, B stored n x k:
-//                        the layout every type has), the fastest of the heuristic's candidates
-//                        (lt_matmul.h), then the best of kGemmReps event-timed calls; precisions
-//                        the device or cuBLASLt lack are left out
+// The GEMM ceilings on the cuda backend (ceilings::gemm(dtype), registered in register.cpp),
+// measured once per rank at the start of a run on the backend's stream: the gemm/cublaslt problem
+// 8192^3 (A row-major m x k, B stored n x k: the layout every type has), the fastest of the
+// heuristic's candidates (lt_matmul.h), then the best of kGemmReps event-timed calls; precisions
+// the device or cuBLASLt lack are left out.
 #include <algorithm>
 #include <cmath>
 
@@ -21,43 +18,16 @@ namespace genbench {
 
 namespace {
 
-constexpr std::size_t kCopyBytes = std::size_t{2} << 30;
-constexpr int kCopyReps = 5;
 constexpr std::int64_t kGemmSize = 8192;
 constexpr int kGemmReps = 10;
 constexpr int kGemmCandidates = 4;
 
 }  // namespace
 
-std::vector<Ceiling> measure_cuda_ceilings(Backend& backend) {
+std::vector<Ceiling> measure_gemm_ceilings(Backend& backend) {
   CudaBackend& be = cuda_backend_of(backend);
   const cudaStream_t st = be.stream();
   std::vector<Ceiling> out;
-
-  {  // copy bandwidth
-    std::size_t bytes = kCopyBytes;
-    DeviceBuffer src, dst;
-    for (; bytes >= (std::size_t{64} << 20); bytes /= 2) {
-      try {
-        src = backend.allocate(bytes);
-        dst = backend.allocate(bytes);
-        break;
-      } catch (const OutOfMemory&) {
-        src = DeviceBuffer();
-        dst = DeviceBuffer();
-      }
-    }
-    if (dst.get()) {
-      GENBENCH_CHECK_CUDA(cudaMemsetAsync(src.get(), 1, bytes, st));
-      const auto t = time_each_on_stream(st, kCopyReps, [&] {
-        GENBENCH_CHECK_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st));
-      });
-      const double best = *std::min_element(t.begin(), t.end());
-      out.push_back({0, "copy_GBps", 2.0 * static_cast<double>(bytes) / best / 1e9, "GB/s",
-                     strprintf("cudaMemcpyAsync D2D %s, read+write bytes, best of %d",
-                               format_bytes(static_cast<double>(bytes)).c_str(), kCopyReps)});
-    }
-  }
 
   // GEMM rate per precision: one set of buffers sized for the widest type.
   const std::int64_t n = kGemmSize;
@@ -96,9 +66,10 @@ std::vector<Ceiling> measure_cuda_ceilings(Backend& backend) {
     }
     const auto times = time_each_on_stream(st, kGemmReps, [&] { gemm.run(a.get(), b.get(), d.get(), st); });
     const double best = *std::min_element(times.begin(), times.end());
-    out.push_back({0, std::string("gemm_") + dtype_name(t) + "_tflops", s.flops() / best / 1e12, "TFLOP/s",
-                   strprintf("cuBLASLt %lld^3 TN, best of %d after choosing among %d candidates (%s)",
-                             static_cast<long long>(n), kGemmReps, kGemmCandidates, gemm.variant().c_str())});
+    out.push_back(
+        Ceiling::of(ceilings::gemm(t), s.flops() / best / 1e12,
+                    strprintf("cuBLASLt %lld^3 TN, best of %d after choosing among %d candidates (%s)",
+                              static_cast<long long>(n), kGemmReps, kGemmCandidates, gemm.variant().c_str())));
   }
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(st));
   return out;
