@@ -9,11 +9,13 @@
 #include <map>
 
 #include "backend/backend.h"
+#include "backend/ceilings.h"
 #include "config/config.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "io/columns.h"
 #include "ops/implementation.h"
+#include "ops/op_doc.h"
 #include "runner/runner.h"
 #include "sweep/sweep.h"
 
@@ -115,7 +117,12 @@ int cmd_validate(const ValidateArgs& args, const Comm& comm) {
   return kExitOk;
 }
 
-int cmd_list() {
+int cmd_list(ListFormat format) {
+  if (format != ListFormat::text) {
+    const std::string text = format == ListFormat::markdown ? config_markdown() : registry_json();
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
   const auto& reg = Registry::instance();
   const bool cuda_built = cuda_backend_built();
   const int gpus = cuda_device_count();
@@ -143,6 +150,10 @@ int cmd_list() {
                   a.help.c_str(), values.empty() ? "" : (" [" + values + "]").c_str());
     }
   }
+  std::printf("\nceilings (measured at the start of a run; settings.measure_ceilings):\n");
+  for (const auto* s : CeilingRegistry::instance().all())
+    std::printf("  %-12s %-5s %-13s %s\n", s->info.name.c_str(), backend_name(s->info.backend),
+                s->measure ? "built" : "not built", s->info.description.c_str());
   return kExitOk;
 }
 

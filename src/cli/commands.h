@@ -24,7 +24,9 @@ struct ValidateArgs {
 
 int cmd_run(const RunArgs& args, const Comm& comm);
 int cmd_validate(const ValidateArgs& args, const Comm& comm);
-int cmd_list();
+// text: for people; markdown: docs/config.md's per-op sections; json: for scripts (ops/op_doc.h).
+enum class ListFormat { text, markdown, json };
+int cmd_list(ListFormat format);
 int cmd_info(const Comm& comm);
 // Every dataset and column of the result file (src/io/columns.h); markdown: the tables of
 // docs/hdf5-schema.md.

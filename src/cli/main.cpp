@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   exp->add_option("-o,--output", export_out, "folder (--csv, default FILE-csv/) or file (--json, default stdout)");
 
   auto* list = app.add_subcommand("list", "ops, implementations, dtypes, and what this machine supports");
+  bool list_markdown = false, list_json = false;
+  auto* list_md_opt = list->add_flag("--markdown", list_markdown, "the per-op sections of docs/config.md");
+  list->add_flag("--json", list_json, "ops, axes, implementations, host examples and ceiling sources as JSON")
+      ->excludes(list_md_opt);
   auto* info = app.add_subcommand("info", "this node's devices and library versions");
   bool schema_markdown = false;
   auto* schema_cmd = app.add_subcommand("schema", "every result-file dataset and column, with type, unit and meaning");
@@ -90,7 +94,7 @@ int main(int argc, char** argv) {
       }
       return kExitOk;
     }
-    if (*list) return cmd_list();
+    if (*list) return cmd_list(list_markdown ? ListFormat::markdown : list_json ? ListFormat::json : ListFormat::text);
     if (*schema_cmd) return cmd_schema(schema_markdown);
     // A run's stop signals are caught before MPI starts: a scheduler's SIGUSR1 that lands while
     // the ranks are still starting (MPI_Init waits for every rank) then stops the run before its

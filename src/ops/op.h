@@ -58,6 +58,42 @@ struct AnalysisHints {
   std::vector<ExtraPlotHint> extra_plots;  // plots and report sections beyond the headline plot
 };
 
+// A few points of an op that its host implementations run in seconds: axis values over the
+// defaults, each a list to sweep, and the ranks the job needs. Every registered op's example
+// runs through validate, run, the result file and the analysis (tests/e2e/test_every_op_host.py,
+// which reads it from `genbench list --json`), so an op is covered by declaring it.
+//   return HostExample().ints("m", {33}).flags("causal", {false, true}).choices("dtype", {"bf16"});
+struct HostExample {
+  std::vector<std::pair<std::string, std::vector<AxisValue>>> axes;
+  int ranks = 1;
+
+  // integer and size axes
+  HostExample& ints(std::string axis, const std::vector<std::int64_t>& v) {
+    return add(std::move(axis), {v.begin(), v.end()});
+  }
+  HostExample& reals(std::string axis, const std::vector<double>& v) {
+    return add(std::move(axis), {v.begin(), v.end()});
+  }
+  HostExample& flags(std::string axis, const std::vector<bool>& v) {
+    std::vector<AxisValue> x;
+    for (bool b : v) x.emplace_back(std::int64_t{b ? 1 : 0});
+    return add(std::move(axis), std::move(x));
+  }
+  HostExample& choices(std::string axis, const std::vector<std::string>& v) {
+    return add(std::move(axis), {v.begin(), v.end()});
+  }
+  HostExample& with_ranks(int n) {
+    ranks = n;
+    return *this;
+  }
+
+ private:
+  HostExample& add(std::string axis, std::vector<AxisValue> v) {
+    axes.emplace_back(std::move(axis), std::move(v));
+    return *this;
+  }
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -84,6 +120,8 @@ class Op {
   // first metric of the ceiling's unit over the ceiling.
   virtual CeilingId ceiling(const Point& p) const;
   virtual AnalysisHints analysis() const { return {}; }
+  // Small enough for the host backend (HostExample); the defaults when it names no axis.
+  virtual HostExample host_example() const { return {}; }
 
   // The op's axes followed by the tuning axes of its registered implementations.
   const std::vector<AxisSpec>& axes() const;

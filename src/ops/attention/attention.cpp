@@ -172,6 +172,18 @@ class AttentionOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("batch", {2})
+        .ints("heads", {2})
+        .ints("heads_kv", {2, 1})
+        .ints("seqlen_q", {17})
+        .ints("seqlen_k", {40})
+        .ints("head_dim", {64})
+        .flags("causal", {false, true})
+        .choices("dtype", {"bf16", "fp8_e4m3"});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Attention throughput against sequence length";

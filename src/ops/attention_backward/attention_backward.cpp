@@ -58,6 +58,17 @@ class AttentionBackwardOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("batch", {2})
+        .ints("heads", {4})
+        .ints("heads_kv", {4, 1})
+        .ints("seqlen_q", {33})
+        .ints("seqlen_k", {0, 90})
+        .ints("head_dim", {64})
+        .flags("causal", {false, true});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h = fwd().analysis();
     h.title = "Attention backward throughput against sequence length";

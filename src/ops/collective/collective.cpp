@@ -135,6 +135,15 @@ class CollectiveOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .choices("collective",
+                 {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"})
+        .ints("bytes", {4096})
+        .flags("in_place", {false, true})
+        .with_ranks(2);
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Collective bus bandwidth against message size";

@@ -145,6 +145,19 @@ class DecodeOp final : public Op {
 
   CeilingId ceiling(const Point&) const override { return ceilings::copy(); }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("batch", {3})
+        .ints("heads", {8})
+        .ints("heads_kv", {2})
+        .ints("head_dim", {64})
+        .ints("new_tokens", {1, 3})
+        .ints("cache", {100})
+        .ints("page_size", {0, 16})
+        .flags("varlen", {true})
+        .choices("kv_dtype", {"same", "fp8_e4m3"});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Decode attention bandwidth against cache length";

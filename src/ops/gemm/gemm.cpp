@@ -57,6 +57,16 @@ class GemmOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("m", {33})
+        .ints("n", {17})
+        .ints("k", {65})
+        .choices("trans_a", {"n", "t"})
+        .choices("trans_b", {"n", "t"})
+        .choices("dtype", {"fp32", "bf16", "int8"});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "GEMM throughput per precision and shape";

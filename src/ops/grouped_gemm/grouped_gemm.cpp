@@ -152,6 +152,17 @@ class GroupedGemmOp final : public Op {
 
   CeilingId ceiling(const Point& p) const override { return ceilings::gemm(GroupedShape::from(p).dtype); }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("groups", {16})
+        .ints("top_k", {2})
+        .ints("tokens", {40})
+        .ints("rows", {0, 17})
+        .reals("skew", {0, 2})
+        .ints("n", {64})
+        .ints("k", {96});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Grouped (mixture-of-experts) GEMM against tokens";

@@ -162,6 +162,20 @@ class LayerOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .choices("phase", {"decode", "prefill"})
+        .ints("batch", {2})
+        .ints("cache", {70})
+        .ints("seq", {33})
+        .ints("hidden", {128})
+        .ints("heads", {4})
+        .ints("heads_kv", {2})
+        .ints("head_dim", {64})
+        .ints("inter", {256})
+        .choices("precision", {"bf16", "int4"});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "A whole decoder layer: tokens/s through it";

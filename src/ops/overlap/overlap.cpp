@@ -172,6 +172,19 @@ class OverlapOp final : public Op {
     return c.done();
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("m", {64})
+        .ints("n", {32})
+        .ints("k", {48})
+        .choices("dtype", {"fp32"})
+        .choices("collective", {"all_reduce", "all_gather"})
+        .ints("bytes", {16384})
+        .choices("coll_dtype", {"fp32"})
+        .ints("chunks", {1, 4})
+        .with_ranks(2);
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "GEMM and collective overlapped";

@@ -146,6 +146,17 @@ class PointwiseOp final : public Op {
 
   CeilingId ceiling(const Point&) const override { return ceilings::copy(); }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .choices("kind", {"auto"})
+        .ints("rows", {5})
+        .ints("hidden", {64})
+        .ints("heads", {4})
+        .ints("heads_kv", {2})
+        .ints("head_dim", {32})
+        .ints("vocab", {300});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "Memory-bound layer parts: bandwidth against rows";

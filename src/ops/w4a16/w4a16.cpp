@@ -100,6 +100,15 @@ class W4a16Op final : public Op {
     return s.m <= 64 ? ceilings::copy() : ceilings::gemm(s.dtype);
   }
 
+  HostExample host_example() const override {
+    return HostExample()
+        .ints("m", {1, 7})
+        .ints("n", {128})
+        .ints("k", {256})
+        .choices("weights", {"int4", "uint4"})
+        .ints("group", {32, 0});
+  }
+
   AnalysisHints analysis() const override {
     AnalysisHints h;
     h.title = "W4A16 GEMM against tokens (m), per layer shape";
