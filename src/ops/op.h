@@ -18,7 +18,6 @@
 
 namespace genbench {
 
-// Which plot and comparison the analysis makes of this op's points (stored in the file).
 // One panel of an extra plot (ExtraPlotHint): the plot's column against x.
 struct PanelHint {
   std::string x;             // column on the x axis: an axis, an op column or a fixed one (work_flops)
@@ -47,6 +46,7 @@ struct ExtraPlotHint {
   std::string table_note;          // the paragraph above that table
 };
 
+// Which plot and comparison the analysis makes of this op's points (stored in the file).
 struct AnalysisHints {
   std::string title;  // of the op's plot
   std::string x;      // column on the x axis (an axis or an effective column)
