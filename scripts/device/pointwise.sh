@@ -32,7 +32,7 @@ for name in r.benchmarks:
     t = r.table(name)
     t = t[t["status"] == "ok"]
     for (kind, rows_, hidden, heads), d in t.groupby(["kind", "rows", "hidden", "heads"]):
-        width = f"{heads}/8" if kind == "rope" else str(hidden)
+        width = f"{heads}/8" if kind.startswith("rope") else str(hidden)
         rows.append(dict(kind=kind, rows=int(rows_), width=width, ours_GBps=d["GBps"].median(),
                          ours_min=d["GBps"].min(), ours_max=d["GBps"].max(),
                          of_copy=d["ceiling_fraction"].median()))
