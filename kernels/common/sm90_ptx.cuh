@@ -98,6 +98,15 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* tmap,
       : "memory");
 }
 
+// 1-D bulk copy global -> shared of `bytes` (a multiple of 16; both addresses 16-byte aligned),
+// completing its bytes on the mbarrier.
+__device__ __forceinline__ void bulk_load(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
 // 4-D tiled bulk tensor store shared -> global (box and swizzle given by the tensor map,
 // coordinates innermost first); elements of the box outside the tensor are not written. Part of
 // the issuing thread's current bulk group: commit with bulk_commit, then bulk_wait_read<N>
@@ -533,6 +542,35 @@ __device__ __forceinline__ void wgmma_rs_tb(float (&d)[N / 2], const std::uint32
   static_assert(N == 64 || N == 128 || N == 256, "no wgmma_rs wrapper for this N");
 }
 
+
+// D[64x64] (+)= A[64x16] * B[16x64]; A and B in shared memory (descriptors), both MN-major
+// (transposed: A's M and B's N contiguous), 16-bit only.
+__device__ __forceinline__ void wgmma_ss_m64n64k16_bf16_tt(float (&d)[32], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// D[64x64] (+)= A[64x16] * B[16x64]; A and B in shared memory (descriptors), both MN-major
+// (transposed: A's M and B's N contiguous), 16-bit only.
+__device__ __forceinline__ void wgmma_ss_m64n64k16_f16_tt(float (&d)[32], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// Both operands MN-major from shared memory, by tile width and element type (kBF16: bf16, else
+// fp16).
+template <int N, bool kBF16>
+__device__ __forceinline__ void wgmma_ss_tt(float (&d)[N / 2], std::uint64_t da, std::uint64_t db, int scale_d) {
+  static_assert(N == 64, "no MN-major wgmma_ss wrapper for this N");
+  if constexpr (kBF16) wgmma_ss_m64n64k16_bf16_tt(d, da, db, scale_d);
+  else wgmma_ss_m64n64k16_f16_tt(d, da, db, scale_d);
+}
 
 // e4m3 (8-bit) wgmma by tile width: S = Q K^T from shared memory, O += P V with P in registers.
 template <int N>

@@ -4,7 +4,7 @@
 # host tests, then configs/attention-backward.yaml (ROUNDS rounds, default 3) and its torch peer
 # (scripts/peers/attention_backward_torch.py) on the same card, and a table of ours, cuDNN and
 # torch. BENCH=<glob> narrows the config's benchmarks (genbench run -b), TESTS=0 skips the tests,
-# PEER=0 the torch peer. Logs and result files go to $OUT.
+# PEER=0 the torch peer, RUN_S the run step's limit (default 300 s). Logs and result files go to $OUT.
 # Usage: scripts/device/attention-backward.sh   (about 6-9 minutes on an H100 or H200 with 16 cores)
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -21,7 +21,7 @@ if [ "${TESTS:-1}" != 0 ]; then
 fi
 sel=()
 [ -n "${BENCH:-}" ] && sel=(-b "$BENCH")
-step run 300 run.txt "$B/bin/genbench" run configs/attention-backward.yaml "${sel[@]}" --rounds "${ROUNDS:-3}" -o "$OUT/attention-backward.h5" --force
+step run "${RUN_S:-300}" run.txt "$B/bin/genbench" run configs/attention-backward.yaml "${sel[@]}" --rounds "${ROUNDS:-3}" -o "$OUT/attention-backward.h5" --force
 grep -E "FAILED|failed|error" "$OUT/run.txt" | head -10
 if [ "${PEER:-1}" != 0 ]; then
   step torch 200 torch.txt python3 scripts/peers/attention_backward_torch.py

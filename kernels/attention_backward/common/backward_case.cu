@@ -8,6 +8,7 @@
 #include "kernels/attention/reference/attention_reference.h"
 #include "kernels/attention_backward/common/backward_validate.h"
 #include "kernels/common/device_fill.h"
+#include "ops/attention_backward/attention_backward.h"
 
 namespace genbench::attention_backward {
 
@@ -172,6 +173,52 @@ std::string DeviceBackwardCase::variant() const {
   std::string v = config_name();
   if (s_.graph) v += v.empty() ? "graph" : " graph";
   return v;
+}
+
+namespace {
+
+class FusedBackwardCase final : public DeviceBackwardCase {
+ public:
+  FusedBackwardCase(const FusedBackward& k, const AttentionShape& s, Context& ctx, bool deterministic)
+      : DeviceBackwardCase(s, ctx), k_(k) {
+    set_deterministic(deterministic);
+    ws_ptr_ = workspace(k_.workspace_bytes(params()));
+  }
+
+ protected:
+  void launch(cudaStream_t st) override { k_.launch(params(), ws_ptr_, st); }
+  std::string config_name() const override { return k_.config_name(params()); }
+
+ private:
+  FusedBackward k_;
+  void* ws_ptr_ = nullptr;
+};
+
+class FusedBackwardImpl final : public Implementation {
+ public:
+  explicit FusedBackwardImpl(const FusedBackward& k) : k_(k) {}
+  std::string can_implement(const Point& p, const Context& ctx) const override {
+    const auto s = AttentionShape::from(p);
+    if (auto why = dtype_not_in(s.dtype, {DType::fp16, DType::bf16}); !why.empty()) return why;
+    if (s.batch * s.seqlen_q > 2147483647 / s.heads || s.batch * s.seqlen_k > 2147483647 / s.heads_kv)
+      return "more rows than 32-bit indices hold";
+    const auto& prop = cuda_backend_of(ctx.backend).properties();
+    return k_.unsupported(backward_params_of(s, p.boolean(attention_backward_axis::deterministic)), prop.major,
+                          prop.minor);
+  }
+  std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {
+    return std::make_unique<FusedBackwardCase>(k_, AttentionShape::from(p), ctx,
+                                               p.boolean(attention_backward_axis::deterministic));
+  }
+
+ private:
+  FusedBackward k_;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_fused_backward(const FusedBackward& kernel) {
+  return std::make_unique<FusedBackwardImpl>(kernel);
 }
 
 }  // namespace genbench::attention_backward

@@ -9,7 +9,9 @@
 // params(); scratch memory comes from workspace(bytes), counted in the point's memory.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,5 +67,19 @@ class DeviceBackwardCase : public Case {
   void poison_outputs();
   CapturedGraph graph_;  // mode graph: launch() captured once, replayed
 };
+
+// A fused backward kernel module (fa2_sm80, fa3_sm90): its four entry points, each the
+// module's free function of that name (fa2_backward.h describes their contract).
+struct FusedBackward {
+  std::string (*unsupported)(const BackwardParams& p, int sm_major, int sm_minor);
+  std::size_t (*workspace_bytes)(const BackwardParams& p);
+  void (*launch)(const BackwardParams& p, void* workspace, cudaStream_t stream);
+  std::string (*config_name)(const BackwardParams& p);
+};
+
+// The implementation around such a module: fp16 and bf16, 32-bit row indices, whatever the
+// module refuses on this card (with its reason), the point's `deterministic` axis passed on,
+// the workspace counted in the point's memory.
+std::unique_ptr<Implementation> make_fused_backward(const FusedBackward& kernel);
 
 }  // namespace genbench::attention_backward

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "backend/cuda/check.h"
+#include "kernels/attention_backward/common/backward_rows.cuh"
 #include "kernels/attention_backward/fa2_sm80/fa2_bwd_kernel.cuh"
 
 namespace genbench::attention_backward::fa2 {
@@ -34,7 +35,7 @@ void Backward<T, D>::run(const Args& a, cudaStream_t stream) {
   const auto u = [](long long x) { return static_cast<unsigned>(x); };
   if (a.lpad > 0) {
     constexpr int kRows = 256 / (D / 8);
-    detail::bwd_pre<T, D><<<dim3(u(a.lpad / kRows), u(a.heads), u(a.batch)), 256, 0, stream>>>(a);
+    rows::bwd_pre<T, D, Args><<<dim3(u(a.lpad / kRows), u(a.heads), u(a.batch)), 256, 0, stream>>>(a);
     GENBENCH_CHECK_LAUNCH();
   }
   if (a.seqlen_k > 0) {
@@ -50,7 +51,7 @@ void Backward<T, D>::run(const Args& a, cudaStream_t stream) {
   if (a.dq_acc || a.varlen) {
     const long long chunks = a.rows_q * a.heads * (D / 8);
     const long long blocks = chunks / 256 + 1 < 4096 ? chunks / 256 + 1 : 4096;
-    detail::bwd_post<T, D><<<u(blocks), 256, 0, stream>>>(a);
+    rows::bwd_post<T, D, Args><<<u(blocks), 256, 0, stream>>>(a);
     GENBENCH_CHECK_LAUNCH();
   }
 }

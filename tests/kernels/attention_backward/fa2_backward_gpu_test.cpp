@@ -1,12 +1,15 @@
-// GPU tests of the fa2 backward kernels (kernels/attention_backward/fa2_sm80), called directly:
+// GPU tests of the fused backward kernels (kernels/attention_backward/fa2_sm80 and fa3_sm90),
+// called directly:
 // small random inputs, O and LSE from a host forward in double, the backward in double, and
-// dQ, dK, dV of fa2::launch (outputs and workspace poisoned with 0xff first, so an unwritten
+// dQ, dK, dV of the module's launch() (outputs and workspace poisoned with 0xff first, so an unwritten
 // element is NaN and fails) compared by max |error| <= tol x max |reference| per tensor.
 // Tolerances: bf16 2e-2, fp16 4e-3 (P and dS are rounded to the dtype for the tensor cores; see
 // tolerance() for the errors measured). Head dims 64/128/256, fp16/bf16, causal and
 // not, MHA/GQA/MQA, seqlen_q != seqlen_k both ways (causal rows with no visible key), varlen with
 // odd lengths and buffer rows past the last sequence, deterministic on (two runs bitwise equal)
-// and off, and a graph capture. Skipped without a GPU; not built without CUDA.
+// and off, and a graph capture. fa3 (sm_90a; head dims 64 and 128, no deterministic mode) runs the
+// same shapes it supports plus longer sequences (several key blocks and a ring that wraps). Skipped
+// without a GPU; not built without CUDA.
 #include <gtest/gtest.h>
 
 #ifdef GENBENCH_HAVE_CUDA
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "kernels/attention_backward/fa2_sm80/fa2_backward.h"
+#include "kernels/attention_backward/fa3_sm90/fa3_backward.h"
 #include "support/test_env.h"
 #endif
 
@@ -35,6 +39,7 @@ namespace {
 
 using attention_backward::BackwardParams;
 namespace fa2 = attention_backward::fa2;
+namespace fa3 = attention_backward::fa3;
 
 #define FA2_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
 
@@ -81,6 +86,27 @@ std::string describe(const Shape& s) {
   for (int l : s.len_k) r += " " + std::to_string(l);
   return r;
 }
+
+// A fused backward module's entry points and the shapes it may refuse on a device of compute
+// capability major (any other refusal fails the test).
+struct Kernel {
+  const char* name;
+  std::string (*unsupported)(const BackwardParams&, int, int);
+  std::size_t (*workspace_bytes)(const BackwardParams&);
+  void (*launch)(const BackwardParams&, void*, cudaStream_t);
+  std::string (*config_name)(const BackwardParams&);
+  bool (*may_refuse)(const Shape&, int major);
+};
+const Kernel kFa2{
+    "fa2", fa2::unsupported, fa2::workspace_bytes, fa2::launch, fa2::config_name, [](const Shape& s, int major) {
+      return s.d == 256 && major < 9;
+    }};  // sm8x shared memory
+const Kernel kFa3{"fa3",
+                  fa3::unsupported,
+                  fa3::workspace_bytes,
+                  fa3::launch,
+                  fa3::config_name,
+                  [](const Shape& s, int major) { return major != 9 || s.d == 256 || s.deterministic; }};
 
 // Host inputs and the double reference of one shape.
 struct Problem {
@@ -181,7 +207,7 @@ Problem make_problem(const Shape& s, std::uint32_t seed) {
 // Device copies of a problem and the launch parameters.
 class DeviceProblem {
  public:
-  explicit DeviceProblem(const Problem& p) : p_(p) {
+  DeviceProblem(const Problem& p, const Kernel& kernel) : p_(p), kernel_(kernel) {
     q_ = upload16(p.q);
     k_ = upload16(p.k);
     v_ = upload16(p.v);
@@ -218,7 +244,7 @@ class DeviceProblem {
     params_.deterministic = p.s.deterministic;
     params_.dtype = p.s.dtype;
     params_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.s.d)));
-    ws_bytes_ = fa2::workspace_bytes(params_);
+    ws_bytes_ = kernel_.workspace_bytes(params_);
     ws_ = alloc(ws_bytes_);
   }
   ~DeviceProblem() {
@@ -239,7 +265,7 @@ class DeviceProblem {
       cudaGraph_t g = nullptr;
       cudaGraphExec_t ge = nullptr;
       ok_ = ok_ && cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-      fa2::launch(params_, ws_, stream);
+      kernel_.launch(params_, ws_, stream);
       ok_ = ok_ && cudaStreamEndCapture(stream, &g) == cudaSuccess;
       ok_ = ok_ && cudaGraphInstantiate(&ge, g, 0) == cudaSuccess;
       ok_ = ok_ && cudaGraphLaunch(ge, stream) == cudaSuccess;
@@ -247,7 +273,7 @@ class DeviceProblem {
       if (ge) cudaGraphExecDestroy(ge);
       if (g) cudaGraphDestroy(g);
     } else {
-      fa2::launch(params_, ws_, stream);
+      kernel_.launch(params_, ws_, stream);
       ok_ = ok_ && cudaStreamSynchronize(stream) == cudaSuccess;
     }
     ok_ = ok_ && cudaGetLastError() == cudaSuccess;
@@ -284,6 +310,7 @@ class DeviceProblem {
   }
 
   const Problem& p_;
+  const Kernel& kernel_;
   bool ok_ = true;
   std::vector<std::pair<void*, std::size_t>> sizes_;
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *o_ = nullptr, *do_ = nullptr, *lse_ = nullptr;
@@ -304,7 +331,7 @@ double relative_error(DType dt, const std::vector<std::uint16_t>& got, const std
   return mref > 0 ? merr / mref : merr;
 }
 
-class Fa2BackwardGpu : public ::testing::Test {
+class BackwardGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!test::have_gpu()) GTEST_SKIP() << "no CUDA device";
@@ -322,12 +349,12 @@ class Fa2BackwardGpu : public ::testing::Test {
   // checks every output against the double reference.
   void check(const Shape& s, bool graph = false) {
     const Problem p = make_problem(s, 4321 + seed_++);
-    DeviceProblem dp(p);
+    const Kernel& kn = kernel();
+    DeviceProblem dp(p, kn);
     ASSERT_TRUE(dp.ok()) << describe(s);
-    const std::string why = fa2::unsupported(dp.params(), major_, minor_);
+    const std::string why = kn.unsupported(dp.params(), major_, minor_);
     if (!why.empty()) {
-      // Only d256 may need more shared memory than an sm8x card has.
-      EXPECT_TRUE(s.d == 256 && major_ < 9) << describe(s) << ": " << why;
+      EXPECT_TRUE(kn.may_refuse(s, major_)) << kn.name << " " << describe(s) << ": " << why;
       return;
     }
     dp.run(stream_, false);
@@ -338,9 +365,11 @@ class Fa2BackwardGpu : public ::testing::Test {
     for (int t = 0; t < 3; ++t) {
       first[t] = dp.download(t);
       const double err = relative_error(s.dtype, first[t], *refs[t]);
-      EXPECT_LE(err, tolerance(s.dtype)) << describe(s) << " " << names[t] << " [" << fa2::config_name(dp.params())
-                                         << "]";
-      worst_[s.dtype == DType::bf16] = std::max(worst_[s.dtype == DType::bf16], err);
+      EXPECT_LE(err, tolerance(s.dtype)) << kn.name << " " << describe(s) << " " << names[t] << " ["
+                                         << kn.config_name(dp.params()) << "]";
+      double& worst = worst_[kn.name == kFa3.name][s.dtype == DType::bf16];
+      worst = std::max(worst, err);
+      ++checked_[kn.name == kFa3.name];
     }
     if (s.deterministic || graph) {
       dp.run(stream_, graph);
@@ -355,20 +384,45 @@ class Fa2BackwardGpu : public ::testing::Test {
   }
 
   static void TearDownTestSuite() {
-    if (worst_[0] > 0 || worst_[1] > 0)
-      std::printf("  fa2 backward: worst max|err|/max|ref| fp16 %.2e, bf16 %.2e\n", worst_[0], worst_[1]);
+    for (int k = 0; k < 2; ++k)
+      if (checked_[k] > 0)
+        std::printf("  %s backward: %d tensors checked, worst max|err|/max|ref| fp16 %.2e, bf16 %.2e\n",
+                    k ? kFa3.name : kFa2.name, checked_[k], worst_[k][0], worst_[k][1]);
+    checked_[0] = checked_[1] = 0;
   }
+  virtual const Kernel& kernel() const = 0;
+  // The shape sets, each run by the fixtures below.
+  void head_dims_dtypes_causal();
+  void gqa_mqa_unequal_lengths();
+  void varlen_odd_lengths();
+  void deterministic_bitwise();
+  void graph_capture();
+  void longer_sequences();
 
   int major_ = 0, minor_ = 0;
   cudaStream_t stream_ = nullptr;
   static inline std::uint32_t seed_ = 0;
-  static inline double worst_[2] = {0, 0};
+  static inline double worst_[2][2] = {{0, 0}, {0, 0}};
+  static inline int checked_[2] = {0, 0};
+};
+
+class Fa2BackwardGpu : public BackwardGpu {
+  const Kernel& kernel() const override { return kFa2; }
+};
+class Fa3BackwardGpu : public BackwardGpu {
+ protected:
+  void SetUp() override {
+    BackwardGpu::SetUp();
+    if (IsSkipped()) return;
+    if (major_ != 9 || minor_ != 0) GTEST_SKIP() << "fa3 backward needs sm_90a";
+  }
+  const Kernel& kernel() const override { return kFa3; }
 };
 
 const DType kDtypes[] = {DType::fp16, DType::bf16};
 const int kHeadDims[] = {64, 128, 256};
 
-TEST_F(Fa2BackwardGpu, HeadDimsDtypesCausal) {
+void BackwardGpu::head_dims_dtypes_causal() {
   for (DType dt : kDtypes)
     for (int d : kHeadDims)
       for (bool causal : {false, true}) {
@@ -381,7 +435,7 @@ TEST_F(Fa2BackwardGpu, HeadDimsDtypesCausal) {
       }
 }
 
-TEST_F(Fa2BackwardGpu, GqaMqaAndUnequalLengths) {
+void BackwardGpu::gqa_mqa_unequal_lengths() {
   for (DType dt : kDtypes)
     for (int d : kHeadDims) {
       Shape s;
@@ -405,7 +459,7 @@ TEST_F(Fa2BackwardGpu, GqaMqaAndUnequalLengths) {
     }
 }
 
-TEST_F(Fa2BackwardGpu, VarlenOddLengths) {
+void BackwardGpu::varlen_odd_lengths() {
   for (DType dt : kDtypes)
     for (int d : kHeadDims) {
       Shape s;
@@ -425,7 +479,7 @@ TEST_F(Fa2BackwardGpu, VarlenOddLengths) {
     }
 }
 
-TEST_F(Fa2BackwardGpu, DeterministicIsBitwiseReproducible) {
+void BackwardGpu::deterministic_bitwise() {
   for (DType dt : kDtypes)
     for (int d : kHeadDims) {
       Shape s;
@@ -449,7 +503,7 @@ TEST_F(Fa2BackwardGpu, DeterministicIsBitwiseReproducible) {
     }
 }
 
-TEST_F(Fa2BackwardGpu, GraphCapture) {
+void BackwardGpu::graph_capture() {
   for (bool det : {false, true}) {
     Shape s;
     s.d = 128;
@@ -462,6 +516,41 @@ TEST_F(Fa2BackwardGpu, GraphCapture) {
     check(s, /*graph=*/true);
   }
 }
+
+void BackwardGpu::longer_sequences() {
+  // Several key blocks per sequence and more query blocks than ring stages, GQA and causal.
+  for (DType dt : kDtypes)
+    for (int d : {64, 128}) {
+      Shape s;
+      s.d = d;
+      s.dtype = dt;
+      s.heads = 4;
+      s.heads_kv = 2;
+      s.len_q = s.len_k = {517};
+      for (bool causal : {false, true}) {
+        s.causal = causal;
+        check(s);
+      }
+      s.varlen = true;
+      s.causal = true;
+      s.len_q = {300, 45, 391};
+      s.len_k = {300, 260, 391};
+      check(s);
+    }
+}
+
+TEST_F(Fa2BackwardGpu, HeadDimsDtypesCausal) { head_dims_dtypes_causal(); }
+TEST_F(Fa2BackwardGpu, GqaMqaAndUnequalLengths) { gqa_mqa_unequal_lengths(); }
+TEST_F(Fa2BackwardGpu, VarlenOddLengths) { varlen_odd_lengths(); }
+TEST_F(Fa2BackwardGpu, DeterministicIsBitwiseReproducible) { deterministic_bitwise(); }
+TEST_F(Fa2BackwardGpu, GraphCapture) { graph_capture(); }
+TEST_F(Fa2BackwardGpu, LongerSequences) { longer_sequences(); }
+
+TEST_F(Fa3BackwardGpu, HeadDimsDtypesCausal) { head_dims_dtypes_causal(); }
+TEST_F(Fa3BackwardGpu, GqaMqaAndUnequalLengths) { gqa_mqa_unequal_lengths(); }
+TEST_F(Fa3BackwardGpu, VarlenOddLengths) { varlen_odd_lengths(); }
+TEST_F(Fa3BackwardGpu, GraphCapture) { graph_capture(); }
+TEST_F(Fa3BackwardGpu, LongerSequences) { longer_sequences(); }
 
 TEST(Fa2Backward, UnsupportedSaysWhy) {
   BackwardParams p{};
@@ -491,6 +580,29 @@ TEST(Fa2Backward, UnsupportedSaysWhy) {
   p.deterministic = true;
   EXPECT_NE(fa2::config_name(p).find("deterministic"), std::string::npos);
   EXPECT_LT(fa2::workspace_bytes(p), atomic_ws);  // no fp32 dQ accumulator
+}
+
+TEST(Fa3Backward, UnsupportedSaysWhy) {
+  BackwardParams p{};
+  p.batch = 1;
+  p.heads = p.heads_kv = 4;
+  p.seqlen_q = p.seqlen_k = 128;
+  p.rows_q = p.rows_k = 128;
+  p.dtype = DType::bf16;
+  p.head_dim = 128;
+  EXPECT_NE(fa3::unsupported(p, 8, 0).find("sm_90a"), std::string::npos);
+  EXPECT_NE(fa3::unsupported(p, 10, 0).find("sm_90a"), std::string::npos);
+  p.head_dim = 256;
+  EXPECT_NE(fa3::unsupported(p, 9, 0).find("head_dim 256"), std::string::npos);
+  p.head_dim = 64;
+  p.deterministic = true;
+  EXPECT_NE(fa3::unsupported(p, 9, 0).find("deterministic"), std::string::npos);
+  p.deterministic = false;
+  p.dtype = DType::fp32;
+  EXPECT_NE(fa3::unsupported(p, 9, 0).find("fp32"), std::string::npos);
+  EXPECT_NE(fa3::config_name(p).find("d64"), std::string::npos);
+  // D, LSE and the fp32 dQ accumulator: at least 4 bytes per dQ element.
+  EXPECT_GE(fa3::workspace_bytes(p), static_cast<std::size_t>(128 * 4 * 64 * 4));
 }
 
 #endif  // GENBENCH_HAVE_CUDA

@@ -1,0 +1,129 @@
+// fa3 backward: the checks, the workspace layout, the TMA maps and the dispatch to the
+// per-head-dim launchers of fa3_bwd_d*.cu.
+#include "kernels/attention_backward/fa3_sm90/fa3_backward.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/attention_backward/fa3_sm90/fa3_bwd_kernel.cuh"
+#include "kernels/attention_backward/fa3_sm90/fa3_bwd_launch.h"
+#include "kernels/common/sm90_support.h"
+#include "kernels/common/tma_map.h"
+
+namespace genbench::attention_backward::fa3 {
+
+namespace {
+
+constexpr std::size_t kAlign = 256;
+std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+int padded_rows(const BackwardParams& p) { return (p.seqlen_q + kBlockM - 1) / kBlockM * kBlockM; }
+
+// Per-row D and LSE arrays, each [batch][heads][padded rows] fp32.
+std::size_t row_array_bytes(const BackwardParams& p) {
+  return align_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.heads) *
+                  static_cast<std::size_t>(padded_rows(p)) * sizeof(float));
+}
+
+std::string str(long long x) { return std::to_string(x); }
+
+const void* main_kernel(int d, bool bf16) {
+  if (d == 64) return bf16 ? Backward<__nv_bfloat16, 64>::main_kernel() : Backward<__half, 64>::main_kernel();
+  return bf16 ? Backward<__nv_bfloat16, 128>::main_kernel() : Backward<__half, 128>::main_kernel();
+}
+
+// A [batch, seq, heads, d] 16-bit tensor as a 4-D map (d innermost), box 64 x 1 x rows x 1;
+// varlen tensors as one packed sequence.
+CUtensorMap map16(const BackwardParams& p, const void* base, int heads, int seq, int box_rows) {
+  const bool packed = p.varlen;
+  const std::uint64_t b = packed ? 1 : static_cast<std::uint64_t>(p.batch);
+  const std::uint64_t s =
+      packed ? static_cast<std::uint64_t>(p.batch) * static_cast<std::uint64_t>(seq) : static_cast<std::uint64_t>(seq);
+  const std::uint64_t d = static_cast<std::uint64_t>(p.head_dim), row = static_cast<std::uint64_t>(heads) * d * 2;
+  return make_tma_map("fa3 backward",
+                      p.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
+                      {d, static_cast<std::uint64_t>(heads), s, b}, {d * 2, row, s * row},
+                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
+}
+
+}  // namespace
+
+std::string unsupported(const BackwardParams& p, int sm_major, int sm_minor) {
+  if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
+    return std::string("dtype ") + dtype_name(p.dtype) + " is not supported (fp16, bf16)";
+  if (p.head_dim != 64 && p.head_dim != 128)
+    return "head_dim " + str(p.head_dim) + " is not supported by the fa3 backward (64, 128; fa2 has 256)";
+  if (p.deterministic)
+    return "deterministic dQ is not supported (the fa3 backward adds dQ with atomics; fa2 has a deterministic mode)";
+  if (sm_major != 9 || sm_minor != 0)
+    return "needs sm_90a (H100/H200; this device is sm" + str(sm_major * 10 + sm_minor) + ")";
+  if (auto why = sm90a_support("fa3 backward", main_kernel(p.head_dim, p.dtype == DType::bf16)); !why.empty())
+    return why;
+  if (p.heads <= 0 || p.heads_kv <= 0 || p.heads % p.heads_kv != 0)
+    return "heads (" + str(p.heads) + ") must be a multiple of heads_kv (" + str(p.heads_kv) + ")";
+  if (p.batch <= 0 || p.batch > 65535 || p.heads > 65535) return "batch and heads must be in 1..65535 (grid limits)";
+  if (p.seqlen_q < 0 || p.seqlen_k < 0) return "negative sequence length";
+  if (p.rows_q * p.heads >= (1LL << 31) || p.rows_k * p.heads_kv >= (1LL << 31))
+    return "more than 2^31 (row, head) pairs";
+  return "";
+}
+
+std::size_t workspace_bytes(const BackwardParams& p) {
+  return 2 * row_array_bytes(p) + align_up(static_cast<std::size_t>(p.rows_q) * static_cast<std::size_t>(p.heads) *
+                                           static_cast<std::size_t>(p.head_dim) * sizeof(float));
+}
+
+void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
+  Args a{};
+  a.o = p.o;
+  a.dout = p.dout;
+  a.lse = p.lse;
+  a.dq = p.dq;
+  a.dk = p.dk;
+  a.dv = p.dv;
+  a.cu_q = p.cu_q;
+  a.cu_k = p.cu_k;
+  auto* ws = static_cast<unsigned char*>(workspace);
+  const std::size_t rb = row_array_bytes(p);
+  a.lse2 = reinterpret_cast<float*>(ws);
+  a.dsum = reinterpret_cast<float*>(ws + rb);
+  a.dq_acc = reinterpret_cast<float*>(ws + 2 * rb);
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.heads_kv = p.heads_kv;
+  a.group = p.heads / p.heads_kv;
+  a.seqlen_q = p.seqlen_q;
+  a.seqlen_k = p.seqlen_k;
+  a.lpad = padded_rows(p);
+  a.rows_q = p.rows_q;
+  a.rows_k = p.rows_k;
+  a.lse_head_stride = p.lse_head_stride;
+  a.varlen = p.varlen;
+  a.causal = p.causal;
+  a.scale = p.scale;
+  a.scale_log2 = static_cast<float>(static_cast<double>(p.scale) * 1.4426950408889634);
+  Maps m{};
+  if (p.seqlen_q > 0) {  // a map cannot have an empty dimension; without query rows none is read
+    m.q = map16(p, p.q, p.heads, p.seqlen_q, kBlockM);
+    m.dout = map16(p, p.dout, p.heads, p.seqlen_q, kBlockM);
+  }
+  if (p.seqlen_k > 0) {
+    m.k = map16(p, p.k, p.heads_kv, p.seqlen_k, kBlockN);
+    m.v = map16(p, p.v, p.heads_kv, p.seqlen_k, kBlockN);
+  }
+  const bool bf16 = p.dtype == DType::bf16;
+  if (p.head_dim == 64) bf16 ? Backward<__nv_bfloat16, 64>::run(a, m, stream) : Backward<__half, 64>::run(a, m, stream);
+  else if (p.head_dim == 128)
+    bf16 ? Backward<__nv_bfloat16, 128>::run(a, m, stream) : Backward<__half, 128>::run(a, m, stream);
+}
+
+std::string config_name(const BackwardParams& p) {
+  return "fa3 bwd d" + str(p.head_dim) + " Bn" + str(kBlockN) + " Bm" + str(kBlockM) + " ws3 " +
+         (p.head_dim >= 128 ? "split-dQ" : "own-dQ");
+}
+
+}  // namespace genbench::attention_backward::fa3
