@@ -352,6 +352,7 @@ __device__ __forceinline__ void consume(const Args& a, const Block& k, std::uint
     fence_frag(pf);
     fence_frag(sf);
     float dq[32];
+    sm90::wgmma_fence();
     if constexpr (L::kSplitCols) issue_dq<kBF16>(dq, ds_addr, base + L::kOffK, cw, 0, kBlockN / 16);
     else issue_dq<kBF16>(dq, ds_addr, base + L::kOffK, 0, cw * 64, 4);
     sm90::wgmma_commit();
@@ -394,7 +395,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   if (wg == 0) {
-    sm90::setmaxnreg_dec<32>();  // 128 x 32 + 256 x 240 = 64K
+    sm90::setmaxnreg_dec<24>();  // 128 x 24 + 256 x 240: the 384 x 168 the launch holds
     if (tid == 0) detail::produce<D>(tm_q, tm_k, tm_v, tm_do, a, k, base, bars);
     return;
   }
