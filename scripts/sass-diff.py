@@ -21,8 +21,9 @@ every kernel of every architecture:
     EXIT and other listed instructions) and ptxas's report: registers, spill stores and loads,
     stack frame.
 
-Kernel names are matched after anonymous-namespace hashes are normalised (they depend on the
-source path). The base's results are kept under --cache DIR/<commit> when given (the base does
+Kernel and function names are matched after the hashes of nvcc's module id are normalised (in
+anonymous-namespace names and in those of internal __noinline__ functions; they depend on the
+source path and contents). The base's results are kept under --cache DIR/<commit> when given (the base does
 not change between runs). Compiles run under `nice -n 10`, one at a time.
 
 Exit status: 0 when every kernel is identical, 1 when any differs or exists on one side only,
@@ -41,14 +42,36 @@ import sys
 import tempfile
 
 DEFAULT_TUS = [r"kernels/attention/fa3_sm90/[^/]*\.cu$", r"kernels/attention/fa2_sm80/[^/]*\.cu$"]
-ANON = re.compile(r"\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+")
+# nvcc's module id of a translation unit, _<hash of the path>_<n>_<file name: n characters>_<hash
+# of the contents, or a symbol name>, inside the names of its anonymous namespace
+# (_GLOBAL__N_<id>) and of its internal-linkage functions (_INTERNAL<id>: static or
+# anonymous-namespace __noinline__ device functions, which keep their own .text section).
+MODULE_ID = re.compile(r"(_GLOBAL__N_|_INTERNAL)_[0-9a-f]{8}_(\d+)_")
+HEX8 = re.compile(r"[0-9a-f]{8}")
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 REGS = re.compile(r"Used (\d+) registers")
+FUNC_PROPS = re.compile(r"Function properties for (\S+)")
 
 
 def norm_name(name):
-    return ANON.sub("ANON", name)
+    """`name` with the hashes of every module id replaced by H: the same function compiled from
+    another path or another version of its file gets the same name. The file name stays (its
+    length prefix fixes where it ends), and so does a symbol-name tail, which names the same
+    symbol on both sides."""
+    out, pos = [], 0
+    while True:
+        m = MODULE_ID.search(name, pos)
+        if not m:
+            break
+        end = m.end() + int(m.group(2))  # past the file name
+        out.append(name[pos:m.start()] + m.group(1) + "_H_" + m.group(2) + "_" + name[m.end():end])
+        if name.startswith("_", end) and HEX8.fullmatch(name, end + 1, end + 9):
+            out.append("_H")
+            end += 9
+        pos = end
+    out.append(name[pos:])
+    return "".join(out)
 
 
 def die(msg):
@@ -101,22 +124,29 @@ def compile_tu(entry, src_root, tree, outdir):
 
 
 def ptxas_report(log):
-    """{(arch, name): {regs, stack, spill_st, spill_ld}} from a -Xptxas -v log."""
-    res, cur = {}, None
+    """{(arch, name): {regs, stack, spill_st, spill_ld}} from a -Xptxas -v log. A function the
+    entry calls (__noinline__) has its own "Function properties" (stack and spills, kept under its
+    own name); the registers line is the entry's."""
+    res, entry, cur = {}, None, None
     for line in log.splitlines():
         m = ENTRY.search(line)
         if m:
-            cur = (m.group(2), norm_name(m.group(1)))
+            entry = cur = (m.group(2), norm_name(m.group(1)))
             res[cur] = {}
             continue
-        if cur is None:
+        if entry is None:
+            continue
+        m = FUNC_PROPS.search(line)
+        if m:
+            cur = (entry[0], norm_name(m.group(1)))
+            res.setdefault(cur, {})
             continue
         m = PROPS.search(line)
         if m:
             res[cur].update(stack=int(m.group(1)), spill_st=int(m.group(2)), spill_ld=int(m.group(3)))
         m = REGS.search(line)
         if m:
-            res[cur]["regs"] = int(m.group(1))
+            res[entry]["regs"] = int(m.group(1))
     return res
 
 
@@ -239,7 +269,7 @@ def ptx_kernels(path, keep_registers=False):
             if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern", ".section")):
                 cur = None  # the next definition (inline asm braces make "}" no end marker)
                 continue
-            out[cur].append(ANON.sub("ANON", line))
+            out[cur].append(norm_name(line))
     return out
 
 
@@ -258,16 +288,31 @@ def build_tree(entries, src_root, tree, workdir):
             print(f"  compiling {rel}", file=sys.stderr, flush=True)
             shutil.rmtree(outdir, ignore_errors=True)
             log = compile_tu(e, src_root, tree, outdir)
-        cubins, ptx = {}, {}
-        for f in sorted(os.listdir(os.path.join(outdir, "keep"))):
-            m = re.search(r"\.(sm_\w+)\.cubin$", f)
-            if m:
-                cubins[m.group(1)] = os.path.join(outdir, "keep", f)
-            m = re.search(r"\.compute_(\w+)\.ptx$", f)
-            if m:
-                ptx["sm_" + m.group(1)] = os.path.join(outdir, "keep", f)
+        cubins, ptx = kept_files(os.path.join(outdir, "keep"))
         res[rel] = {"ptxas": ptxas_report(log), "cubins": cubins, "ptx": ptx}
     return res
+
+
+def kept_files(keep):
+    """({arch: cubin}, {arch: ptx}) of an nvcc --keep folder. With one virtual architecture nvcc
+    names them <tu>.<sm>.cubin and <tu>.ptx, with several <tu>.compute_XX.<sm>.cubin and
+    <tu>.compute_XX.ptx; a plain <tu>.ptx is the PTX every cubin there was made from."""
+    cubins, ptx, plain = {}, {}, []
+    for f in sorted(os.listdir(keep)):
+        path = os.path.join(keep, f)
+        m = re.search(r"\.(sm_\w+)\.cubin$", f)
+        if m:
+            cubins[m.group(1)] = path
+        m = re.search(r"\.compute_(\w+)\.ptx$", f)
+        if m:
+            ptx["sm_" + m.group(1)] = path
+        elif f.endswith(".ptx"):
+            plain.append(path)
+    if plain:
+        if len(plain) > 1 or ptx:
+            die(f"{keep}: cannot tell which architectures' PTX {', '.join(map(os.path.basename, plain))} is")
+        ptx = {arch: plain[0] for arch in cubins}
+    return cubins, ptx
 
 
 def word_diff(a, b):
