@@ -4,7 +4,8 @@
 # host tests, then configs/attention-backward.yaml (ROUNDS rounds, default 3) and its torch peer
 # (scripts/peers/attention_backward_torch.py) on the same card, and a table of ours, cuDNN and
 # torch. BENCH=<glob> narrows the config's benchmarks (genbench run -b), TESTS=0 skips the tests,
-# PEER=0 the torch peer, RUN_S the run step's limit (default 300 s). Logs and result files go to $OUT.
+# PEER=0 the torch peer, RUN_S the run step's limit (default 300 s). GATE=<gtest filter> runs
+# those tests first and, if they fail, leaves GATE_IMPL out of the config's run. Logs and result files go to $OUT.
 # Usage: scripts/device/attention-backward.sh   (about 6-9 minutes on an H100 or H200 with 16 cores)
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -15,13 +16,25 @@ step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=R
 step build 300 build.txt cmake --build "$B" -j "${GENBENCH_JOBS:-16}" --target genbench genbench_tests
 grep -E " error|warning:|FAILED" "$OUT/build.txt" | head -20
 if [ ! -x "$B/bin/genbench" ] || [ ! -x "$B/tests/genbench_tests" ]; then tail -30 "$OUT/build.txt"; exit 1; fi
+cfg=configs/attention-backward.yaml
+if [ -n "${GATE:-}" ]; then
+  # A new kernel's tests first: if they fail or hang, GATE_IMPL leaves the config's run (a hung
+  # kernel would stop the whole run at the watchdog).
+  step gate 100 gate.txt "$B/tests/genbench_tests" --gtest_filter="$GATE"
+  grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |Failure|Expected|Which is|error|backward:" "$OUT/gate.txt" | cut -c1-260 | head -60
+  if ! grep -q "^\[  PASSED  \]" "$OUT/gate.txt" || grep -q "^\[  FAILED  \]" "$OUT/gate.txt"; then
+    cfg=$OUT/attention-backward.yaml
+    sed -E "s/, ${GATE_IMPL:-none}([],])/\1/" configs/attention-backward.yaml >"$cfg"
+    echo "== gate failed: ${GATE_IMPL:-none} left out of the run"
+  fi
+fi
 if [ "${TESTS:-1}" != 0 ]; then
   step tests 150 tests.txt "$B/tests/genbench_tests" --gtest_filter="${FILTER:-AttentionBackward*:Fa2Backward*}"
   grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |Failure|Expected|Which is|unsupported|error" "$OUT/tests.txt" | cut -c1-260 | head -80
 fi
 sel=()
 [ -n "${BENCH:-}" ] && sel=(-b "$BENCH")
-step run "${RUN_S:-300}" run.txt "$B/bin/genbench" run configs/attention-backward.yaml "${sel[@]}" --rounds "${ROUNDS:-3}" -o "$OUT/attention-backward.h5" --force
+step run "${RUN_S:-300}" run.txt "$B/bin/genbench" run "$cfg" "${sel[@]}" --rounds "${ROUNDS:-3}" -o "$OUT/attention-backward.h5" --force
 grep -E "FAILED|failed|error" "$OUT/run.txt" | head -10
 if [ "${PEER:-1}" != 0 ]; then
   step torch 200 torch.txt python3 scripts/peers/attention_backward_torch.py
@@ -59,8 +72,9 @@ if os.path.exists(sys.argv[2]):
     for be in ("torch-flash", "torch-cudnn"):
         w[be] = [peer.get((be, x.dtype, x.b, x.h, x.hk, x.sq, x.d, x.causal)) if not x.varlen and x.mode == "eager" else None
                  for x in w.itertuples()]
-if "fa2" in w and "cudnn" in w:
-    w["fa2/cudnn"] = w["fa2"] / w["cudnn"]
+for ours in ("fa2", "fa3"):
+    if ours in w and "cudnn" in w:
+        w[ours + "/cudnn"] = w[ours] / w["cudnn"]
 print(w.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 bad = t[~t["status"].isin(["ok", "unsupported"])]
 if len(bad):
