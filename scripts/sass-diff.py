@@ -260,15 +260,19 @@ def ptx_kernels(path, keep_registers=False):
                 out[cur] = []
             if cur is None:
                 continue
+            # The next module-level definition ends the entry (inline asm braces make "}" no end
+            # marker); those start in column 0, while the entry's own declarations (a __shared__
+            # variable of the kernel: ".shared" after "// demoted variable") are indented.
+            if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern", ".section",
+                                ".weak .func")):
+                cur = None
+                continue
             line = line.split("//")[0].strip()
             if not line or line.startswith((".loc", ".file")):
                 continue
             if not keep_registers:
                 line = re.sub(r"%(r|rd|f|fd|p|rs|h|hh|b)\d+", r"%\1", line)
                 line = re.sub(r"\$L__\w+", "$L", line)
-            if line.startswith((".visible .func", ".func", ".global", ".shared", ".const", ".extern", ".section")):
-                cur = None  # the next definition (inline asm braces make "}" no end marker)
-                continue
             out[cur].append(norm_name(line))
     return out
 

@@ -108,6 +108,46 @@ def test_ptxas_report_keeps_a_called_function_apart():
     assert other != PTXAS_LOG and sass_diff.ptxas_report(other) == r
 
 
+# The shape of nvcc 13's PTX for a kernel with a __shared__ local (declared inside the entry) and a
+# function defined after it.
+PTX = f""".version 9.0
+.target sm_90a
+.address_size 64
+
+.entry {ANON_A}(
+\t.param .u64 {ANON_A}_param_0
+)
+{{
+\t.reg .b32 \t%r<3>;
+\t.loc\t1 511 0
+\t// demoted variable
+\t.shared .align 4 .u32 _ZZ{ANON_A}E6s_last;
+\tmov.u32 \t%r1, %tid.x;
+\tst.shared.u32 \t[_ZZ{ANON_A}E6s_last], %r1;
+\tret;
+
+}}
+.func  (.param .b32 func_retval0) {NOINLINE_A}(
+\t.param .b32 {NOINLINE_A}_param_0
+)
+{{
+\tret;
+}}
+"""
+
+
+def test_ptx_entry_runs_past_its_shared_declaration(tmp_path):
+    path = tmp_path / "k.ptx"
+    path.write_text(PTX)
+    k = sass_diff.ptx_kernels(str(path))
+    assert list(k) == [sass_diff.norm_name(ANON_A)]
+    body = k[sass_diff.norm_name(ANON_A)]
+    assert any(x.startswith("mov.u32") for x in body) and any(x.startswith("st.shared.u32") for x in body)
+    assert body[-2:] == ["ret;", "}"]  # and the function after it is not part of it
+    assert sass_diff.ptx_kernels(str(path), True)[sass_diff.norm_name(ANON_A)][-3] == \
+        f"st.shared.u32 \t[_ZZ{sass_diff.norm_name(ANON_A)}E6s_last], %r1;"
+
+
 # ---------------------------------------------------------------------------- with nvcc
 
 NVCC = shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
