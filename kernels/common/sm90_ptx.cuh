@@ -1,8 +1,8 @@
 #pragma once
 // Thin wrappers around the Hopper (sm_90a) PTX used by the hand-written kernels: mbarriers,
-// TMA bulk tensor loads, proxy fences, named barriers, thread-block clusters, register
-// reallocation (setmaxnreg), wgmma shared-memory descriptors and the wgmma instructions
-// themselves.
+// TMA bulk tensor and 1-D bulk loads, proxy fences, named barriers, thread-block clusters,
+// register reallocation (setmaxnreg), shared-memory accesses by address and global reductions,
+// wgmma shared-memory descriptors and the wgmma instructions themselves.
 //
 // Include only from .cu files. Every function here is meant to be called from code compiled
 // for sm_90a alone (guard the caller with GENBENCH_SM90A_ENABLED), except the cluster ones
@@ -170,6 +170,22 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 template <int kRegs>
 __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// ---- shared and global memory ---------------------------------------------------------------
+
+// 32-bit store and 64-bit load at a shared-window address.
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ float2 ld_shared_f2(std::uint32_t addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+// dst[0..1] += (x, y) in global memory (8-byte aligned), no return value.
+__device__ __forceinline__ void red_add2(float* dst, float x, float y) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(x), "f"(y) : "memory");
 }
 
 // ---- wgmma --------------------------------------------------------------------------------

@@ -67,15 +67,6 @@ struct Layout {
 
 namespace detail {
 
-__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ float2 ld_shared_f2(std::uint32_t addr) {
-  float2 v;
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
-  return v;
-}
-
 // One step's work item: query head h (the g-th of the group) and query block m.
 struct Item {
   int h, m;
@@ -185,8 +176,8 @@ __device__ __forceinline__ void probabilities(float (&st)[32], float (&dpt)[32],
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int c = 8 * i + 2 * tq;
-    const float2 l = ld_shared_f2(lse2 + 4 * c);
-    const float2 dd = ld_shared_f2(dsum + 4 * c);
+    const float2 l = sm90::ld_shared_f2(lse2 + 4 * c);
+    const float2 dd = sm90::ld_shared_f2(dsum + 4 * c);
     float p[4] = {ex2(fmaf(st[4 * i], sl2, -l.x)), ex2(fmaf(st[4 * i + 1], sl2, -l.y)),
                   ex2(fmaf(st[4 * i + 2], sl2, -l.x)), ex2(fmaf(st[4 * i + 3], sl2, -l.y))};
     if (mask) {
@@ -224,8 +215,8 @@ __device__ __forceinline__ void stage_ds(std::uint32_t ds, const std::uint32_t (
       // f[k][0]: row, columns 16 k + 2 tq; [1]: row + 8; [2], [3]: the same 8 columns further.
       const int unit = 2 * k + half;
       const int off_a = row * 128 + ((unit ^ (row & 7)) << 4) + 4 * tq;
-      st_shared_b32(ds + off_a, f[k][2 * half]);
-      st_shared_b32(ds + off_a + 8 * 128, f[k][2 * half + 1]);
+      sm90::st_shared_b32(ds + off_a, f[k][2 * half]);
+      sm90::st_shared_b32(ds + off_a + 8 * 128, f[k][2 * half + 1]);
     }
 }
 
@@ -242,10 +233,6 @@ __device__ __forceinline__ void issue_dq(float (&acc)[32], std::uint32_t ds_base
                                  kk > 0 ? 1 : 0);
 }
 
-__device__ __forceinline__ void red_add2(float* dst, float x, float y) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(x), "f"(y) : "memory");
-}
-
 // The partial dQ (rows ra, ra + 8 of query block m, columns col0 + 8 i + 2 tq) into the fp32
 // accumulator, rows past the sequence skipped.
 template <int D>
@@ -257,7 +244,7 @@ __device__ __forceinline__ void reduce_dq(const float (&acc)[32], const Args& a,
     if (q >= k.len_q) continue;
     float* dst = a.dq_acc + (static_cast<long long>(k.start_q + q) * a.heads + x.h) * D + col0 + 2 * tq;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) red_add2(dst + 8 * i, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
+    for (int i = 0; i < 8; ++i) sm90::red_add2(dst + 8 * i, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
   }
 }
 

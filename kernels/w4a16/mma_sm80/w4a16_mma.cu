@@ -505,6 +505,80 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(std::uint16_t bits) {
   return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
 }
 
+// ------------------------------------------------------------------ the streaming kernel's parts
+// The state of w4a16_stream_kernel stays in the kernel's locals, declared in the kernel's order;
+// a part returns nothing and takes the arrays and what it changes by reference (stream_load from
+// the kernel's load lambda). Written this way the kernel's machine code is the same as with the
+// parts in its body (scripts/sass-diff.py); how a part takes a scalar is part of that: the lane
+// values g and t by reference change where the compiler recomputes them from threadIdx, and wk by
+// value swaps the operands of a compare (one instruction).
+
+// Every element of a warp's sums set to 0 (acc, and each stage's part).
+template <int S>
+__device__ __forceinline__ void stream_zero(float (&x)[S][4][4]) {
+#pragma unroll
+  for (int h = 0; h < S; ++h)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) x[h][i][c] = 0.0f;
+}
+
+// The copies of one stage into ring slot load_slot: weights (the lane's own 16 bytes of each
+// k-tile), A rows (token g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled past
+// m), scale rows (lanes t = 0, 1: row t, the 8 scales of column group g) and zero words (t = 2,
+// 3); then the sources advance by one stage of this warp (kWarpsK stages) and the slot by one.
+template <typename T, bool ZP, bool R16>
+__device__ __forceinline__ void stream_load(
+    const Params& p, const int& lane, const int& t, const std::size_t& tile_stride, const unsigned char*& w_src,
+    const T* (&a_src)[R16 ? 2 : 1], const bool (&a_ok)[R16 ? 2 : 1], const int& shift,
+    const unsigned char* const& s_col, const std::uint32_t* const& z_col, int& k_row, const std::uint32_t& ring_begin,
+    const std::uint32_t& ring_end, const std::uint32_t& off_a, const std::uint32_t& off_sz, std::uint32_t& load_slot) {
+  constexpr int kSets = R16 ? 2 : 1;
+  constexpr int kStage = stream_stage_bytes<R16>();
+#pragma unroll
+  for (int u = 0; u < kStreamTiles; ++u)
+    sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
+#pragma unroll
+  for (int h = 0; h < kSets; ++h)
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+      sm80::cp_async16(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
+  const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
+  cp_async16_if(t < 2, load_slot + off_sz, s_col + static_cast<std::size_t>(gr) * p.n * 2);
+  if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
+  w_src += kWarpsK * kStreamTiles * tile_stride;
+#pragma unroll
+  for (int h = 0; h < kSets; ++h) a_src[h] += kWarpsK * kStreamTiles * kTileK;
+  k_row += kWarpsK * kStreamTiles * kTileK;
+  load_slot = load_slot + kStage == ring_end ? ring_begin : load_slot + kStage;
+}
+
+// The k-warps' partial sums meet in shared memory red (the rings are done with), one k-warp
+// after the other: red[token][column], token 2t + c%2 (+ 8 for the second set), column
+// wn * 64 + 16 w + g (+ 8 for c >= 2).
+template <bool R16>
+__device__ __forceinline__ void stream_reduce(float* red, const int& wk, bool nt_ok, int wn, int g, int t,
+                                              const float (&acc)[R16 ? 2 : 1][4][4]) {
+  constexpr int kSets = R16 ? 2 : 1;
+#pragma unroll 1
+  for (int q = 0; q < kWarpsK; ++q) {
+    if (wk == q && nt_ok) {
+#pragma unroll
+      for (int h = 0; h < kSets; ++h)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int row = 8 * h + 2 * t + (c & 1), col = wn * 64 + 16 * w + g + (c >= 2 ? 8 : 0);
+            float* x = &red[row * kRedStride + col];
+            *x = q == 0 ? acc[h][w][c] : *x + acc[h][w][c];
+          }
+    }
+    __syncthreads();
+  }
+}
+
 // Two CTAs an SM (128 registers), but one for 9-16 tokens with zero points or groups of 32
 // (which need more registers than that: no spills).
 template <typename T, bool ZP, bool MULTI, bool R16>
@@ -535,11 +609,8 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   const int my_stages = nt_ok && s_begin + wk < s_end ? (s_end - s_begin - wk + kWarpsK - 1) / kWarpsK : 0;
   unsigned char* ring = smem + warp * kRing * kStage;
 
-  // The copies of one stage into a ring slot: weights (the lane's own 16 bytes of each k-tile),
-  // A rows (token g, and g + 8 with R16: 2 chunks of 16 bytes a lane, zero-filled past m),
-  // scale rows (lanes t = 0, 1: row t, the 8 scales of column group g) and zero words (t = 2,
-  // 3). Shared addresses are a slot base plus the lane's fixed offsets; source pointers
-  // advance by one stage of this warp (kWarpsK stages) per load.
+  // The copies of one stage into a ring slot (stream_load): shared addresses are a slot base plus
+  // the lane's fixed offsets; source pointers advance by one stage of this warp per load.
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;
   const int first = s_begin + wk;  // this warp's first stage
   const unsigned char* w_src =
@@ -566,31 +637,12 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
   const std::uint32_t off_sz = t < 2 ? kOffS + (r_own * 8 + g) * 16 : kOffZ + (r_own * 8 + g) * 4;
   std::uint32_t load_slot = ring_begin;
   auto load = [&]() {
-#pragma unroll
-    for (int u = 0; u < kStreamTiles; ++u)
-      sm80::cp_async16(load_slot + u * kTileBytes + lane * 16, w_src + u * tile_stride, true);
-#pragma unroll
-    for (int h = 0; h < kSets; ++h)
-#pragma unroll
-      for (int c = 0; c < 2; ++c)
-        sm80::cp_async16(load_slot + off_a + h * 8 * kARowBytes + c * 16, a_src[h] + c * 8, a_ok[h]);
-    const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
-    cp_async16_if(t < 2, load_slot + off_sz, s_col + static_cast<std::size_t>(gr) * p.n * 2);
-    if (ZP) cp_async4_if(t >= 2, load_slot + off_sz, z_col + static_cast<std::size_t>(gr) * p.ntn * 8);
-    w_src += kWarpsK * kStreamTiles * tile_stride;
-#pragma unroll
-    for (int h = 0; h < kSets; ++h) a_src[h] += kWarpsK * kStreamTiles * kTileK;
-    k_row += kWarpsK * kStreamTiles * kTileK;
-    load_slot = load_slot + kStage == ring_end ? ring_begin : load_slot + kStage;
+    stream_load<T, ZP, R16>(p, lane, t, tile_stride, w_src, a_src, a_ok, shift, s_col, z_col, k_row, ring_begin,
+                            ring_end, off_a, off_sz, load_slot);
   };
 
   float acc[kSets][4][4], part[kSets][4][4];
-#pragma unroll
-  for (int h = 0; h < kSets; ++h)
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[h][i][c] = 0.0f;
+  stream_zero(acc);
 
 #pragma unroll
   for (int s = 0; s < kRing - 1; ++s) {
@@ -606,12 +658,7 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
     __syncwarp();  // the lanes' copies of this stage (A rows, scales, zeros are shared in the warp)
     if (it + kRing - 1 < my_stages) load();
     cp_commit();
-#pragma unroll
-    for (int h = 0; h < kSets; ++h)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) part[h][i][c] = 0.0f;
+    stream_zero(part);
 #pragma unroll
     for (int u = 0; u < kStreamTiles; ++u) {
       const int r = MULTI ? u / 2 : 0;  // scale / zero row of this k-tile
@@ -660,28 +707,11 @@ __global__ void __launch_bounds__(kThreads, R16 && (ZP || MULTI) ? 1 : 2) w4a16_
     st = st + kStage == ring + kRing * kStage ? ring : st + kStage;
   }
 
-  // The k-warps' partial sums meet in shared memory (the rings are done with), one k-warp
-  // after the other: red[token][column], token 2t + c%2 (+ 8 for the second set), column
-  // wn * 64 + 16 w + g (+ 8 for c >= 2).
+  // The k-warps' partial sums meet in shared memory (stream_reduce), then D.
   cp_wait<0>();
   __syncthreads();
   float* red = reinterpret_cast<float*>(smem);
-#pragma unroll 1
-  for (int q = 0; q < kWarpsK; ++q) {
-    if (wk == q && nt_ok) {
-#pragma unroll
-      for (int h = 0; h < kSets; ++h)
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const int row = 8 * h + 2 * t + (c & 1), col = wn * 64 + 16 * w + g + (c >= 2 ? 8 : 0);
-            float* x = &red[row * kRedStride + col];
-            *x = q == 0 ? acc[h][w][c] : *x + acc[h][w][c];
-          }
-    }
-    __syncthreads();
-  }
+  stream_reduce<R16>(red, wk, nt_ok, wn, g, t, acc);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (p.cluster) {
     cluster_store_tile<T>(p, red, split, m_block, n_block);
