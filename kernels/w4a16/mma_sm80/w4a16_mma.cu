@@ -801,6 +801,74 @@ __device__ __forceinline__ std::uint64_t wide_token_desc(std::uint32_t addr) {
 #endif
 }
 
+// ------------------------------------------------------------------ the wide kernel's parts
+// As the streaming kernel's: the state stays in w4a16_wide_kernel's locals, a part takes the
+// arrays and what it changes by reference (wide_load from the kernel's load lambda), the values
+// it only reads by value.
+
+// This thread's copies of one stage into the slot at load_slot: A pieces (zero-filled past m),
+// weight pieces, and its scale or zero row; then the sources and the slot advance by one stage.
+template <typename T, bool ZP, int SETS, bool WG>
+__device__ __forceinline__ void wide_load(const Params& p, const int& tid, const int& a_row, const int& rows_left,
+                                          const T*& a_src, const std::size_t& a_step, const std::uint32_t& a_dst,
+                                          const std::size_t& tile_stride, bool w_ok, const unsigned char*& w_src,
+                                          bool s_copy, bool z_copy, const unsigned char* const& s_src,
+                                          const unsigned char* const& z_src, const std::uint32_t& sz_dst,
+                                          const int& shift, int& k_row, const std::uint32_t& smem0,
+                                          std::uint32_t& load_slot) {
+  constexpr int kRows = SETS * 8;
+  constexpr int kRowBytes = kWideK * 2;
+  constexpr int kOffW = kRows * kRowBytes;
+  constexpr int kStage = wide_stage_bytes<SETS, WG>();
+  constexpr int kStages = wide_stages<SETS>();
+  constexpr int kAChunks = kRows * 16 / kThreads;           // 16-byte pieces of A a thread copies a stage
+  constexpr int kWChunks = kWideW / 16 / kThreads;          // and of weights (4)
+  constexpr int kARows16 = WG ? 16 * 128 : 16 * kRowBytes;  // 16 token rows further
+#pragma unroll
+  for (int e = 0; e < kAChunks; ++e) {
+    const bool ok = 16 * e + a_row < rows_left;
+    sm80::cp_async16(load_slot + a_dst + e * kARows16, ok ? a_src + e * a_step : a_src, ok);
+  }
+  a_src += kWideK;
+#pragma unroll
+  for (int e = 0; e < kWChunks; ++e)
+    cp_async16_if(w_ok, load_slot + kOffW + (tid + e * kThreads) * 16, w_src + 2 * e * tile_stride);
+  w_src += kWideTiles * tile_stride;
+  const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
+  cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
+  if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
+  k_row += kWideK;
+  load_slot = load_slot + kStage == smem0 + kStages * kStage ? smem0 : load_slot + kStage;
+}
+
+// Every element of a thread's accumulators set to 0.
+template <int SETS>
+__device__ __forceinline__ void wide_zero(float (&acc)[2][SETS][4]) {
+#pragma unroll
+  for (int f = 0; f < 2; ++f)
+#pragma unroll
+    for (int h = 0; h < SETS; ++h)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
+}
+
+// The warp's sums into the tile in shared memory red: red[token][column], token 8 h + 2 t + c % 2,
+// column 64 wt + 16 w + g (+ 8 for c >= 2), for code word w = 2 half + f of its tile.
+template <int SETS>
+__device__ __forceinline__ void wide_to_red(float* red, bool nt_ok, int g, int t, int wt, int half,
+                                            const float (&acc)[2][SETS][4]) {
+  if (nt_ok) {
+#pragma unroll
+    for (int f = 0; f < 2; ++f)
+#pragma unroll
+      for (int h = 0; h < SETS; ++h)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          red[(8 * h + 2 * t + (c & 1)) * kWideRed + wt * 64 + 16 * (2 * half + f) + g + (c >= 2 ? 8 : 0)] =
+              acc[f][h][c];
+  }
+}
+
 //   WG    sm_90a: the products on wgmma (register A, m64 x tokens x k16: a warpgroup's two per
 //         k-tile are its 4 warps' 2 fragments each), the tokens in shared memory as two 64-k
 //         blocks of 128-byte rows in the 128-byte swizzle wgmma reads (row r's 16-byte piece c
@@ -820,7 +888,6 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   constexpr int kStages = wide_stages<SETS>();
   constexpr int kAChunks = kRows * 16 / kThreads;  // 16-byte pieces of A a thread copies a stage (4, 2 or 1)
   static_assert(kAChunks >= 1 && (WG || SETS >= 4), "16-row tiles are the wgmma form's only");
-  constexpr int kWChunks = kWideW / 16 / kThreads;  // and of weights (4)
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -856,7 +923,6 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   const std::size_t a_step = static_cast<std::size_t>(16) * p.k;  // 16 token rows
   const std::uint32_t a_dst = WG ? (a_ch >> 3) * (kRows * 128) + a_row * 128 + (((a_ch & 7) ^ (a_row & 7)) << 4)
                                  : a_row * kRowBytes + ((a_ch ^ (a_row & 7)) << 4);
-  constexpr int kARows16 = WG ? 16 * 128 : 16 * kRowBytes;                       // 16 token rows further
   const std::size_t tile_stride = static_cast<std::size_t>(p.ntn) * kTileBytes;  // one k-tile row of W
   const int w_tile = (tid >> 5) & 3;
   const bool w_ok = nt0 + w_tile < p.ntn;
@@ -876,30 +942,12 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
 
   std::uint32_t load_slot = smem0;
   auto load = [&]() {
-#pragma unroll
-    for (int e = 0; e < kAChunks; ++e) {
-      const bool ok = 16 * e + a_row < rows_left;
-      sm80::cp_async16(load_slot + a_dst + e * kARows16, ok ? a_src + e * a_step : a_src, ok);
-    }
-    a_src += kWideK;
-#pragma unroll
-    for (int e = 0; e < kWChunks; ++e)
-      cp_async16_if(w_ok, load_slot + kOffW + (tid + e * kThreads) * 16, w_src + 2 * e * tile_stride);
-    w_src += kWideTiles * tile_stride;
-    const int gr = shift >= 0 ? k_row >> shift : k_row / p.group;
-    cp_async16_if(s_copy, load_slot + sz_dst, s_src + static_cast<std::size_t>(gr) * p.n * 2);
-    if (ZP) cp_async16_if(z_copy, load_slot + sz_dst, z_src + static_cast<std::size_t>(gr) * p.ntn * 32);
-    k_row += kWideK;
-    load_slot = load_slot + kStage == smem0 + kStages * kStage ? smem0 : load_slot + kStage;
+    wide_load<T, ZP, SETS, WG>(p, tid, a_row, rows_left, a_src, a_step, a_dst, tile_stride, w_ok, w_src, s_copy, z_copy,
+                               s_src, z_src, sz_dst, shift, k_row, smem0, load_slot);
   };
 
   float acc[2][SETS][4];
-#pragma unroll
-  for (int f = 0; f < 2; ++f)
-#pragma unroll
-    for (int h = 0; h < SETS; ++h)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[f][h][c] = 0.0f;
+  wide_zero(acc);
 
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -1009,16 +1057,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
   cp_wait<0>();
   __syncthreads();
   float* red = reinterpret_cast<float*>(smem);
-  if (nt_ok) {
-#pragma unroll
-    for (int f = 0; f < 2; ++f)
-#pragma unroll
-      for (int h = 0; h < SETS; ++h)
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          red[(8 * h + 2 * t + (c & 1)) * kWideRed + wt * 64 + 16 * (2 * half + f) + g + (c >= 2 ? 8 : 0)] =
-              acc[f][h][c];
-  }
+  wide_to_red(red, nt_ok, g, t, wt, half, acc);
   __syncthreads();
   store_tile<T, kWideN, kWideRed, 4>(p, red, &s_last, kRows, m_block, n_block);
 }
