@@ -167,32 +167,38 @@ __device__ __forceinline__ void issue_accumulate(float (&acc)[D / 2], const std:
   for (int kk = 0; kk < 4; ++kk) sm90::wgmma_rs_tb<D, kBF16>(acc, f[kk], sm90::desc_advance(dx, kk * 2048), 1);
 }
 
-// P^T and dS^T (registers, in place of S^T and dP^T) of one step: P = 2^(S scale log2(e) - LSE
-// log2(e)), 0 where masked (keys past the sequence, causal), dS = P (dP - D). The thread's keys
-// are key_a and key_a + 8; its query rows q0 + 8 i + 2 (l % 4) + {0, 1}.
-__device__ __forceinline__ void probabilities(float (&st)[32], float (&dpt)[32], std::uint32_t lse2, std::uint32_t dsum,
-                                              float sl2, bool mask, bool causal, int key_a, int len_k, int q0, int diag,
-                                              int tq) {
+// P^T of one step in place of S^T: P = 2^(S scale log2(e) - LSE log2(e)), 0 where masked (keys
+// past the sequence, causal). The thread's keys are key_a and key_a + 8; its query rows q0 + 8 i +
+// 2 (l % 4) + {0, 1}.
+__device__ __forceinline__ void probabilities(float (&st)[32], std::uint32_t lse2, float sl2, bool mask, bool causal,
+                                              int key_a, int len_k, int q0, int diag, int tq) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int c = 8 * i + 2 * tq;
     const float2 l = sm90::ld_shared_f2(lse2 + 4 * c);
-    const float2 dd = sm90::ld_shared_f2(dsum + 4 * c);
-    float p[4] = {ex2(fmaf(st[4 * i], sl2, -l.x)), ex2(fmaf(st[4 * i + 1], sl2, -l.y)),
-                  ex2(fmaf(st[4 * i + 2], sl2, -l.x)), ex2(fmaf(st[4 * i + 3], sl2, -l.y))};
+    st[4 * i] = ex2(fmaf(st[4 * i], sl2, -l.x));
+    st[4 * i + 1] = ex2(fmaf(st[4 * i + 1], sl2, -l.y));
+    st[4 * i + 2] = ex2(fmaf(st[4 * i + 2], sl2, -l.x));
+    st[4 * i + 3] = ex2(fmaf(st[4 * i + 3], sl2, -l.y));
     if (mask) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = key_a + (e >= 2 ? 8 : 0), q = q0 + c + (e & 1);
-        if (key >= len_k || (causal && key > q + diag)) p[e] = 0.f;
+        if (key >= len_k || (causal && key > q + diag)) st[4 * i + e] = 0.f;
       }
     }
-    const float dv[4] = {dd.x, dd.y, dd.x, dd.y};
+  }
+}
+
+// dS^T = P^T o (dP^T - D) in place of dP^T (D per query row, the columns).
+__device__ __forceinline__ void score_grads(float (&dpt)[32], const float (&pt)[32], std::uint32_t dsum, int tq) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      st[4 * i + e] = p[e];
-      dpt[4 * i + e] = p[e] * (dpt[4 * i + e] - dv[e]);
-    }
+  for (int i = 0; i < 8; ++i) {
+    const float2 dd = sm90::ld_shared_f2(dsum + 4 * (8 * i + 2 * tq));
+    dpt[4 * i] = pt[4 * i] * (dpt[4 * i] - dd.x);
+    dpt[4 * i + 1] = pt[4 * i + 1] * (dpt[4 * i + 1] - dd.y);
+    dpt[4 * i + 2] = pt[4 * i + 2] * (dpt[4 * i + 2] - dd.x);
+    dpt[4 * i + 3] = pt[4 * i + 3] * (dpt[4 * i + 3] - dd.y);
   }
 }
 
@@ -306,22 +312,29 @@ __device__ __forceinline__ void consume(const Args& a, const Block& k, std::uint
     sm90::mbar_wait(bars.q_full(s), (it / kStages) & 1);
     const std::uint32_t q_s = base + L::kOffQ + s * L::kQBytes, do_s = base + L::kOffDO + s * L::kQBytes;
     float st[32], dpt[32];
+    // S^T and dP^T as two commit groups: P is computed, and dV += P^T dO issued, while dP^T is
+    // still on the tensor cores.
     sm90::wgmma_fence();
     issue_scores<D, kBF16>(st, k_wg, kBlockN, q_s);
+    sm90::wgmma_commit();
     issue_scores<D, kBF16>(dpt, v_wg, kBlockN, do_s);
     sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
+    sm90::wgmma_wait<1>();
     fence(st);
-    fence(dpt);
     const bool mask = tail || (a.causal && x.m * kBlockM + k.diag < k.kv0 + kBlockN - 1);
     const std::uint32_t rows = base + L::kOffRows;
-    probabilities(st, dpt, rows + s * (kBlockM * 4), rows + (kStages + s) * (kBlockM * 4), a.scale_log2, mask, a.causal,
-                  key_a, k.len_k, x.m * kBlockM, k.diag, tq);
+    probabilities(st, rows + s * (kBlockM * 4), a.scale_log2, mask, a.causal, key_a, k.len_k, x.m * kBlockM, k.diag,
+                  tq);
     std::uint32_t pf[4][4], sf[4][4];
     to_fragments<kBF16>(st, pf);
-    to_fragments<kBF16>(dpt, sf);
     sm90::wgmma_fence();
     issue_accumulate<D, kBF16>(dv, pf, do_s);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<1>();  // dP^T (the older group) is complete; dV may still run
+    fence(dpt);
+    score_grads(dpt, st, rows + (kStages + s) * (kBlockM * 4), tq);
+    to_fragments<kBF16>(dpt, sf);
+    sm90::wgmma_fence();
     issue_accumulate<D, kBF16>(dk, sf, q_s);
     sm90::wgmma_commit();
     // dS^T to this step's buffer, visible to wgmma (the async proxy) once every writer is past
