@@ -1,6 +1,7 @@
 // GPU tests of the fused backward kernels (kernels/attention_backward/fa2_sm80 and fa3_sm90),
 // called directly:
-// small random inputs, O and LSE from a host forward in double, the backward in double, and
+// small random inputs, O and LSE from a host forward in double, the backward in double
+// (tests/support/backward_problem.h), and
 // dQ, dK, dV of the module's launch() (outputs and workspace poisoned with 0xff first, so an unwritten
 // element is NaN and fails) compared by max |error| <= tol x max |reference| per tensor.
 // Tolerances: bf16 2e-2, fp16 4e-3 (P and dS are rounded to the dtype for the tensor cores; see
@@ -29,6 +30,7 @@
 
 #include "kernels/attention_backward/fa2_sm80/fa2_backward.h"
 #include "kernels/attention_backward/fa3_sm90/fa3_backward.h"
+#include "support/backward_problem.h"
 #include "support/test_env.h"
 #endif
 
@@ -40,52 +42,9 @@ namespace {
 using attention_backward::BackwardParams;
 namespace fa2 = attention_backward::fa2;
 namespace fa3 = attention_backward::fa3;
+using namespace backward_test;
 
 #define FA2_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
-
-std::uint16_t to_bits(DType dt, float x) {
-  std::uint16_t u = 0;
-  if (dt == DType::bf16) {
-    const __nv_bfloat16 b = __float2bfloat16_rn(x);
-    std::memcpy(&u, &b, 2);
-  } else {
-    const __half h = __float2half_rn(x);
-    std::memcpy(&u, &h, 2);
-  }
-  return u;
-}
-float from_bits(DType dt, std::uint16_t u) {
-  if (dt == DType::bf16) {
-    __nv_bfloat16 b;
-    std::memcpy(&b, &u, 2);
-    return __bfloat162float(b);
-  }
-  __half h;
-  std::memcpy(&h, &u, 2);
-  return __half2float(h);
-}
-
-// max |error| <= tolerance x max |reference|, per tensor. The worst of these cases, run through a
-// CPU emulation of the kernels' warp-level instructions (fp32 products), was 5.4e-3 for bf16
-// and 6.8e-4 for fp16 (2026-12-07): about 4x and 6x margin.
-double tolerance(DType dt) { return dt == DType::bf16 ? 2e-2 : 4e-3; }
-
-struct Shape {
-  int d = 64, heads = 4, heads_kv = 4;
-  bool causal = false, deterministic = false, varlen = false;
-  std::vector<int> len_q, len_k;  // per sequence (without varlen: all equal)
-  DType dtype = DType::bf16;
-};
-
-std::string describe(const Shape& s) {
-  std::string r = std::string(s.dtype == DType::bf16 ? "bf16" : "fp16") + " d" + std::to_string(s.d) + " h" +
-                  std::to_string(s.heads) + "/" + std::to_string(s.heads_kv) + (s.causal ? " causal" : "") +
-                  (s.deterministic ? " det" : "") + (s.varlen ? " varlen" : "") + " lq";
-  for (int l : s.len_q) r += " " + std::to_string(l);
-  r += " lk";
-  for (int l : s.len_k) r += " " + std::to_string(l);
-  return r;
-}
 
 // A fused backward module's entry points and the shapes it may refuse on a device of compute
 // capability major (any other refusal fails the test).
@@ -107,102 +66,6 @@ const Kernel kFa3{"fa3",
                   fa3::launch,
                   fa3::config_name,
                   [](const Shape& s, int major) { return major != 9 || s.d == 256 || s.deterministic; }};
-
-// Host inputs and the double reference of one shape.
-struct Problem {
-  Shape s;
-  int batch = 0, seqlen_q = 0, seqlen_k = 0;
-  long long rows_q = 0, rows_k = 0;
-  std::vector<int> cu_q, cu_k;
-  std::vector<float> q, k, v, o, dout, lse;  // inputs, already rounded to the dtype (lse fp32)
-  std::vector<double> dq, dk, dv;            // reference
-};
-
-Problem make_problem(const Shape& s, std::uint32_t seed) {
-  Problem p;
-  p.s = s;
-  p.batch = static_cast<int>(s.len_q.size());
-  p.seqlen_q = *std::max_element(s.len_q.begin(), s.len_q.end());
-  p.seqlen_k = *std::max_element(s.len_k.begin(), s.len_k.end());
-  p.cu_q.assign(static_cast<std::size_t>(p.batch) + 1, 0);
-  p.cu_k.assign(static_cast<std::size_t>(p.batch) + 1, 0);
-  for (int b = 0; b < p.batch; ++b) {
-    p.cu_q[b + 1] = p.cu_q[b] + (s.varlen ? s.len_q[b] : p.seqlen_q);
-    p.cu_k[b + 1] = p.cu_k[b] + (s.varlen ? s.len_k[b] : p.seqlen_k);
-  }
-  p.rows_q = static_cast<long long>(p.batch) * p.seqlen_q;
-  p.rows_k = static_cast<long long>(p.batch) * p.seqlen_k;
-  const int H = s.heads, HK = s.heads_kv, D = s.d, G = H / HK;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto fill = [&](std::vector<float>& x, long long n) {
-    x.resize(static_cast<std::size_t>(n));
-    for (auto& e : x) e = from_bits(s.dtype, to_bits(s.dtype, nd(rng)));
-  };
-  fill(p.q, p.rows_q * H * D);
-  fill(p.k, p.rows_k * HK * D);
-  fill(p.v, p.rows_k * HK * D);
-  fill(p.dout, p.rows_q * H * D);
-  p.o.assign(p.q.size(), 0.f);
-  p.lse.assign(static_cast<std::size_t>(p.rows_q * H), -INFINITY);
-  p.dq.assign(p.q.size(), 0.0);
-  p.dk.assign(p.k.size(), 0.0);
-  p.dv.assign(p.v.size(), 0.0);
-  auto qi = [&](long long row, int h) { return (row * H + h) * D; };
-  auto ki = [&](long long row, int hk) { return (row * HK + hk) * D; };
-  for (int b = 0; b < p.batch; ++b) {
-    const int lq = p.cu_q[b + 1] - p.cu_q[b], lk = p.cu_k[b + 1] - p.cu_k[b], diag = lk - lq;
-    for (int h = 0; h < H; ++h) {
-      const int hk = h / G;
-      std::vector<double> P(static_cast<std::size_t>(lq) * static_cast<std::size_t>(lk), 0.0);
-      for (int i = 0; i < lq; ++i) {
-        const long long rq = p.cu_q[b] + i;
-        std::vector<double> srow(static_cast<std::size_t>(lk), -INFINITY);
-        double mx = -INFINITY;
-        for (int j = 0; j < lk; ++j) {
-          if (s.causal && j > i + diag) continue;
-          double dot = 0;
-          for (int x = 0; x < D; ++x) dot += static_cast<double>(p.q[qi(rq, h) + x]) * p.k[ki(p.cu_k[b] + j, hk) + x];
-          srow[j] = dot * scale;
-          mx = std::max(mx, srow[j]);
-        }
-        if (mx == -INFINITY) continue;  // sees no key: O = 0, LSE = -inf, P = 0
-        double sum = 0;
-        for (int j = 0; j < lk; ++j) sum += srow[j] == -INFINITY ? 0.0 : std::exp(srow[j] - mx);
-        const double L = mx + std::log(sum);
-        for (int j = 0; j < lk; ++j)
-          P[static_cast<std::size_t>(i) * lk + j] = srow[j] == -INFINITY ? 0.0 : std::exp(srow[j] - L);
-        for (int x = 0; x < D; ++x) {
-          double acc = 0;
-          for (int j = 0; j < lk; ++j) acc += P[static_cast<std::size_t>(i) * lk + j] * p.v[ki(p.cu_k[b] + j, hk) + x];
-          p.o[qi(rq, h) + x] = from_bits(s.dtype, to_bits(s.dtype, static_cast<float>(acc)));
-        }
-        const long long li = s.varlen ? h * p.rows_q + rq : (static_cast<long long>(b) * H + h) * p.seqlen_q + i;
-        p.lse[static_cast<std::size_t>(li)] = static_cast<float>(L);
-      }
-      for (int i = 0; i < lq; ++i) {
-        const long long rq = p.cu_q[b] + i;
-        double Di = 0;
-        for (int x = 0; x < D; ++x) Di += static_cast<double>(p.dout[qi(rq, h) + x]) * p.o[qi(rq, h) + x];
-        for (int j = 0; j < lk; ++j) {
-          const double pij = P[static_cast<std::size_t>(i) * lk + j];
-          if (pij == 0.0) continue;
-          const long long kv = ki(p.cu_k[b] + j, hk);
-          double dp = 0;
-          for (int x = 0; x < D; ++x) dp += static_cast<double>(p.dout[qi(rq, h) + x]) * p.v[kv + x];
-          const double ds = pij * (dp - Di);
-          for (int x = 0; x < D; ++x) {
-            p.dv[kv + x] += pij * p.dout[qi(rq, h) + x];
-            p.dk[kv + x] += scale * ds * p.q[qi(rq, h) + x];
-            p.dq[qi(rq, h) + x] += scale * ds * p.k[kv + x];
-          }
-        }
-      }
-    }
-  }
-  return p;
-}
 
 // Device copies of a problem and the launch parameters.
 class DeviceProblem {
@@ -318,18 +181,6 @@ class DeviceProblem {
   std::size_t ws_bytes_ = 0;
   BackwardParams params_{};
 };
-
-// max |got - ref| / max |ref| (NaN and unwritten elements give +inf).
-double relative_error(DType dt, const std::vector<std::uint16_t>& got, const std::vector<double>& ref) {
-  if (got.size() != ref.size()) return INFINITY;
-  double mref = 0, merr = 0;
-  for (double r : ref) mref = std::max(mref, std::fabs(r));
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double e = std::fabs(static_cast<double>(from_bits(dt, got[i])) - ref[i]);
-    if (!(e <= merr)) merr = std::isnan(e) ? INFINITY : e;
-  }
-  return mref > 0 ? merr / mref : merr;
-}
 
 class BackwardGpu : public ::testing::Test {
  protected:
