@@ -85,6 +85,236 @@ __device__ __forceinline__ void load_tile(std::uint32_t s_tile, const T* g, long
 }
 
 // ---------------------------------------------------------------------------------------------
+// The kernels' parts, in their order there. A part returns nothing; the scalars it only reads go
+// by value, the arrays and what it changes by reference. The kernel keeps its locals in its own
+// scope; a part declares at most the fragments of its own loops (dq_products: none).
+
+// Both accumulators of N 8-column tiles set to 0.
+template <int N>
+__device__ __forceinline__ void zero2(float (&x)[N][4], float (&y)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[i][e] = y[i][e] = 0.f;
+}
+
+// Main: C^T = X Y^T over head_dim with keys as the M dimension, rows kr0.. of the key-side tile
+// sX (K or V) against query columns qc0.. of the query-side tile sY (Q or dO).
+template <typename T, int D, int NTS>
+__device__ __forceinline__ void key_products(float (&c)[NTS][4], std::uint32_t sX, std::uint32_t sY, std::uint32_t la_d,
+                                             std::uint32_t lb_d, int kr0, int qc0) {
+#pragma unroll
+  for (int i = 0; i < NTS; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) c[i][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t xa[4];
+    ldsm_x4(xa, sX + (la_d ^ (kk << 5)) + kr0 * D * 2);
+#pragma unroll
+    for (int np = 0; np < NTS / 2; ++np) {
+      std::uint32_t yb[4];
+      ldsm_x4(yb, sY + (lb_d ^ (kk << 5)) + (qc0 + np * 16) * D * 2);
+      mma<T>(c[2 * np], xa, yb[0], yb[1]);
+      mma<T>(c[2 * np + 1], xa, yb[2], yb[3]);
+    }
+  }
+}
+
+// Main: S^T of keys past the sequence's end and, causal, of keys past a query's diagonal to
+// -inf (only in blocks that have such keys).
+template <int BC, int NTS>
+__device__ __forceinline__ void mask_keys(float (&s)[NTS][4], bool causal, int n0, int kr0, int qc0, int m0, int len_k,
+                                          int diag, int g, int t) {
+  const bool need_mask = n0 + BC > len_k || (causal && n0 + BC - 1 > m0 + diag);
+  if (need_mask) {
+#pragma unroll
+    for (int nt = 0; nt < NTS; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = n0 + kr0 + g + (e >> 1) * 8;
+        const int q = m0 + qc0 + nt * 8 + 2 * t + (e & 1);
+        if (key >= len_k || (causal && key > q + diag)) s[nt][e] = neg_inf();
+      }
+  }
+}
+
+// Main: P^T = exp2(S^T scale log2e - LSE2), LSE2 of the stage's query columns at sL.
+template <int NTS>
+__device__ __forceinline__ void probs(float (&s)[NTS][4], std::uint32_t sL, int qc0, int t, float sl2) {
+#pragma unroll
+  for (int nt = 0; nt < NTS; ++nt) {
+    const float2 l = ld_shared_f2(sL + (qc0 + nt * 8 + 2 * t) * 4);
+    s[nt][0] = ex2(fmaf(s[nt][0], sl2, -l.x));
+    s[nt][1] = ex2(fmaf(s[nt][1], sl2, -l.y));
+    s[nt][2] = ex2(fmaf(s[nt][2], sl2, -l.x));
+    s[nt][3] = ex2(fmaf(s[nt][3], sl2, -l.y));
+  }
+}
+
+// C accumulators of K / 8 8-column tiles rounded to A fragments of a product over K columns.
+template <typename T, int K>
+__device__ __forceinline__ void pack_a(std::uint32_t (&x)[K / 16][4], const float (&c)[K / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    x[kk][0] = pack<T>(c[2 * kk][0], c[2 * kk][1]);
+    x[kk][1] = pack<T>(c[2 * kk][2], c[2 * kk][3]);
+    x[kk][2] = pack<T>(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+    x[kk][3] = pack<T>(c[2 * kk + 1][2], c[2 * kk + 1][3]);
+  }
+}
+
+// acc (16 rows x D) += X Y, X the A fragments of K columns in registers, Y the K x D tile at sY
+// read transposed (dV += P^T dO, dK += dS^T Q, dQ += dS K).
+template <typename T, int D, int K>
+__device__ __forceinline__ void accumulate_rows(float (&acc)[D / 8][4], const std::uint32_t (&x)[K / 16][4],
+                                                std::uint32_t sY, std::uint32_t la_d) {
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+    for (int dq = 0; dq < D / 16; ++dq) {
+      std::uint32_t yb[4];
+      ldsm_x4_t(yb, sY + (la_d ^ (dq << 5)) + kk * 16 * D * 2);
+      mma<T>(acc[2 * dq], x[kk], yb[0], yb[1]);
+      mma<T>(acc[2 * dq + 1], x[kk], yb[2], yb[3]);
+    }
+}
+
+// Main: dS^T = P^T o (dP^T - D), D of the stage's query columns at sD (dS^T in dp's registers).
+template <int NTS>
+__device__ __forceinline__ void grad_scores(float (&dp)[NTS][4], const float (&s)[NTS][4], std::uint32_t sD, int qc0,
+                                            int t) {
+#pragma unroll
+  for (int nt = 0; nt < NTS; ++nt) {
+    const float2 dd = ld_shared_f2(sD + (qc0 + nt * 8 + 2 * t) * 4);
+    dp[nt][0] = s[nt][0] * (dp[nt][0] - dd.x);
+    dp[nt][1] = s[nt][1] * (dp[nt][1] - dd.y);
+    dp[nt][2] = s[nt][2] * (dp[nt][2] - dd.x);
+    dp[nt][3] = s[nt][3] * (dp[nt][3] - dd.y);
+  }
+}
+
+// Main, WD = 1: the warp's dS^T fragments into shared memory for dQ: rows kr0 + g (+8),
+// 16-column chunk kk (two 8-column halves).
+template <int BR>
+__device__ __forceinline__ void store_ds(std::uint32_t sdS, const std::uint32_t (&da)[BR / 16][4], int kr0, int g,
+                                         int t) {
+#pragma unroll
+  for (int kk = 0; kk < BR / 16; ++kk) {
+    const int r = kr0 + g;
+    st_shared_b32(sdS + swz<BR>(r, 2 * kk) + 4 * t, da[kk][0]);
+    st_shared_b32(sdS + swz<BR>(r + 8, 2 * kk) + 4 * t, da[kk][1]);
+    st_shared_b32(sdS + swz<BR>(r, 2 * kk + 1) + 4 * t, da[kk][2]);
+    st_shared_b32(sdS + swz<BR>(r + 8, 2 * kk + 1) + 4 * t, da[kk][3]);
+  }
+}
+
+// Main, WD = 2: P^T and dS^T of this warp's (keys, queries) into shared memory.
+template <typename T, int BR, int NTS>
+__device__ __forceinline__ void store_p_ds(std::uint32_t sP, std::uint32_t sdS, const float (&s)[NTS][4],
+                                           const float (&dp)[NTS][4], int kr0, int qc0, int g, int t) {
+#pragma unroll
+  for (int nt = 0; nt < NTS; ++nt) {
+    const int r = kr0 + g, c = (qc0 >> 3) + nt;
+    st_shared_b32(sP + swz<BR>(r, c) + 4 * t, pack<T>(s[nt][0], s[nt][1]));
+    st_shared_b32(sP + swz<BR>(r + 8, c) + 4 * t, pack<T>(s[nt][2], s[nt][3]));
+    st_shared_b32(sdS + swz<BR>(r, c) + 4 * t, pack<T>(dp[nt][0], dp[nt][1]));
+    st_shared_b32(sdS + swz<BR>(r + 8, c) + 4 * t, pack<T>(dp[nt][2], dp[nt][3]));
+  }
+}
+
+// Main, WD = 2: dV += P^T dO and dK += dS^T Q over every query row, P^T and dS^T of the warp's
+// keys from shared memory, for this warp's DW columns of head_dim from dc0.
+template <typename T, int D, int BR, int DW, int NTD>
+__device__ __forceinline__ void accumulate_shared(float (&dv)[NTD][4], float (&dk)[NTD][4], std::uint32_t sP,
+                                                  std::uint32_t sdS, std::uint32_t sdO, std::uint32_t sQ,
+                                                  std::uint32_t la_s, std::uint32_t la_d, int kr0, int dc0) {
+#pragma unroll
+  for (int kk = 0; kk < BR / 16; ++kk) {
+    std::uint32_t pa[4], da[4];
+    ldsm_x4(pa, sP + (la_s ^ (kk << 5)) + kr0 * BR * 2);
+    ldsm_x4(da, sdS + (la_s ^ (kk << 5)) + kr0 * BR * 2);
+#pragma unroll
+    for (int j = 0; j < DW / 16; ++j) {
+      const int dstep = (dc0 >> 4) + j;
+      std::uint32_t vb[4], qb[4];
+      ldsm_x4_t(vb, sdO + (la_d ^ (dstep << 5)) + kk * 16 * D * 2);
+      mma<T>(dv[2 * j], pa, vb[0], vb[1]);
+      mma<T>(dv[2 * j + 1], pa, vb[2], vb[3]);
+      ldsm_x4_t(qb, sQ + (la_d ^ (dstep << 5)) + kk * 16 * D * 2);
+      mma<T>(dk[2 * j], da, qb[0], qb[1]);
+      mma<T>(dk[2 * j + 1], da, qb[2], qb[3]);
+    }
+  }
+}
+
+// Main, dQ: acc = dS K for query rows qr0.. (two 16-row tiles) and head_dim columns dq0.., dS^T
+// read transposed from sdS into qa, K into kb.
+template <typename T, int D, int BC, int BR, int NTQ>
+__device__ __forceinline__ void dq_products(float (&acc)[2][NTQ][4], std::uint32_t (&qa)[2][4], std::uint32_t (&kb)[4],
+                                            std::uint32_t sdS, std::uint32_t sK, std::uint32_t lb_s, std::uint32_t la_d,
+                                            int qr0, int dq0) {
+#pragma unroll
+  for (int mq = 0; mq < 2; ++mq)
+#pragma unroll
+    for (int i = 0; i < NTQ; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mq][i][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; ++kk) {
+#pragma unroll
+    for (int mq = 0; mq < 2; ++mq) ldsm_x4_t(qa[mq], sdS + (lb_s ^ (((qr0 >> 4) + mq) << 5)) + kk * 16 * BR * 2);
+#pragma unroll
+    for (int np = 0; np < NTQ / 2; ++np) {
+      ldsm_x4_t(kb, sK + (la_d ^ (((dq0 >> 4) + np) << 5)) + kk * 16 * D * 2);
+#pragma unroll
+      for (int mq = 0; mq < 2; ++mq) {
+        mma<T>(acc[mq][2 * np], qa[mq], kb[0], kb[1]);
+        mma<T>(acc[mq][2 * np + 1], qa[mq], kb[2], kb[3]);
+      }
+    }
+  }
+}
+
+// Main, dQ: acc added to the fp32 accumulator (rows of this sequence only).
+template <int D, int NTQ>
+__device__ __forceinline__ void dq_add(const Args& a, const float (&acc)[2][NTQ][4], int m0, int qr0, int dq0,
+                                       int start_q, int len_q, int h, int g, int t) {
+#pragma unroll
+  for (int mq = 0; mq < 2; ++mq)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int r = m0 + qr0 + mq * 16 + g + hf * 8;
+      if (r < len_q) {
+        float* dst = a.dq_acc + (static_cast<long long>(start_q + r) * a.heads + h) * D + dq0 + 2 * t;
+#pragma unroll
+        for (int nt = 0; nt < NTQ; ++nt) red_add2(dst + nt * 8, acc[mq][nt][2 * hf], acc[mq][nt][2 * hf + 1]);
+      }
+    }
+}
+
+// Main: dK = scale dS^T Q and dV, rows of this sequence only.
+template <typename T, int D, int NTD>
+__device__ __forceinline__ void store_dk_dv(const Args& a, const float (&dk)[NTD][4], const float (&dv)[NTD][4], int n0,
+                                            int kr0, int dc0, int start_k, int len_k, long long kv_stride, int hk,
+                                            int g, int t) {
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int key = n0 + kr0 + g + hf * 8;
+    if (key < len_k) {
+      const long long off = static_cast<long long>(start_k + key) * kv_stride + hk * D + dc0 + 2 * t;
+      T* gdk = static_cast<T*>(a.dk) + off;
+      T* gdv = static_cast<T*>(a.dv) + off;
+#pragma unroll
+      for (int nt = 0; nt < NTD; ++nt) {
+        *reinterpret_cast<std::uint32_t*>(gdk + nt * 8) =
+            pack<T>(dk[nt][2 * hf] * a.scale, dk[nt][2 * hf + 1] * a.scale);
+        *reinterpret_cast<std::uint32_t*>(gdv + nt * 8) = pack<T>(dv[nt][2 * hf], dv[nt][2 * hf + 1]);
+      }
+    }
+  }
+}
+// ---------------------------------------------------------------------------------------------
 // Main: dK, dV of one key block (and dQ's atomic part).
 template <typename T, int D, int BC, int BR, int W, int WD>
 __global__ void __launch_bounds__(W * 32, 1) bwd_main(const Args a) {
@@ -149,10 +379,7 @@ __global__ void __launch_bounds__(W * 32, 1) bwd_main(const Args a) {
   }
 
   float dv[NTD][4], dk[NTD][4];
-#pragma unroll
-  for (int i = 0; i < NTD; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dv[i][e] = dk[i][e] = 0.f;
+  zero2(dv, dk);
 
   const int wr = warp % WK, wc = warp / WK;
   const int kr0 = 16 * wr, qc0 = QW * wc, dc0 = DW * wc;
@@ -173,152 +400,38 @@ __global__ void __launch_bounds__(W * 32, 1) bwd_main(const Args a) {
     const std::uint32_t sQ = sQ0 + stage * 2 * kTileQ, sdO = sQ + kTileQ;
     const std::uint32_t sL = sL0 + stage * 2 * BR * 4, sD = sL + BR * 4;
 
-    // S^T = K Q^T: keys kr0.. x queries qc0..
+    // S^T = K Q^T: keys kr0.. x queries qc0..; the key tail and, causal, keys past a query's
+    // diagonal masked; P^T = exp2(S^T scale log2e - LSE2).
     float s[NTS][4];
-#pragma unroll
-    for (int i = 0; i < NTS; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[i][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t ka[4];
-      ldsm_x4(ka, sK + (la_d ^ (kk << 5)) + kr0 * D * 2);
-#pragma unroll
-      for (int np = 0; np < NTS / 2; ++np) {
-        std::uint32_t qb[4];
-        ldsm_x4(qb, sQ + (lb_d ^ (kk << 5)) + (qc0 + np * 16) * D * 2);
-        mma<T>(s[2 * np], ka, qb[0], qb[1]);
-        mma<T>(s[2 * np + 1], ka, qb[2], qb[3]);
-      }
-    }
-    // Mask the key tail and, causal, keys past a row's diagonal; P = exp2(S scale log2e - LSE2).
-    const bool need_mask = n0 + BC > len_k || (a.causal && n0 + BC - 1 > m0 + diag);
-    if (need_mask) {
-#pragma unroll
-      for (int nt = 0; nt < NTS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = n0 + kr0 + g + (e >> 1) * 8;
-          const int q = m0 + qc0 + nt * 8 + 2 * t + (e & 1);
-          if (key >= len_k || (a.causal && key > q + diag)) s[nt][e] = neg_inf();
-        }
-    }
-#pragma unroll
-    for (int nt = 0; nt < NTS; ++nt) {
-      const float2 l = ld_shared_f2(sL + (qc0 + nt * 8 + 2 * t) * 4);
-      s[nt][0] = ex2(fmaf(s[nt][0], sl2, -l.x));
-      s[nt][1] = ex2(fmaf(s[nt][1], sl2, -l.y));
-      s[nt][2] = ex2(fmaf(s[nt][2], sl2, -l.x));
-      s[nt][3] = ex2(fmaf(s[nt][3], sl2, -l.y));
-    }
+    key_products<T, D>(s, sK, sQ, la_d, lb_d, kr0, qc0);
+    mask_keys<BC>(s, a.causal, n0, kr0, qc0, m0, len_k, diag, g, t);
+    probs(s, sL, qc0, t, sl2);
 
     if constexpr (WD == 1) {
       // dV += P^T dO, P^T straight from the registers.
       std::uint32_t pa[BR / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk) {
-        pa[kk][0] = pack<T>(s[2 * kk][0], s[2 * kk][1]);
-        pa[kk][1] = pack<T>(s[2 * kk][2], s[2 * kk][3]);
-        pa[kk][2] = pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        pa[kk][3] = pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-      }
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int dp = 0; dp < D / 16; ++dp) {
-          std::uint32_t vb[4];
-          ldsm_x4_t(vb, sdO + (la_d ^ (dp << 5)) + kk * 16 * D * 2);
-          mma<T>(dv[2 * dp], pa[kk], vb[0], vb[1]);
-          mma<T>(dv[2 * dp + 1], pa[kk], vb[2], vb[3]);
-        }
+      pack_a<T, BR>(pa, s);
+      accumulate_rows<T, D, BR>(dv, pa, sdO, la_d);
     }
 
     // dP^T = V dO^T, then dS^T = P^T o (dP^T - D).
     float dp[NTS][4];
-#pragma unroll
-    for (int i = 0; i < NTS; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dp[i][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t va[4];
-      ldsm_x4(va, sV + (la_d ^ (kk << 5)) + kr0 * D * 2);
-#pragma unroll
-      for (int np = 0; np < NTS / 2; ++np) {
-        std::uint32_t ob[4];
-        ldsm_x4(ob, sdO + (lb_d ^ (kk << 5)) + (qc0 + np * 16) * D * 2);
-        mma<T>(dp[2 * np], va, ob[0], ob[1]);
-        mma<T>(dp[2 * np + 1], va, ob[2], ob[3]);
-      }
-    }
-#pragma unroll
-    for (int nt = 0; nt < NTS; ++nt) {
-      const float2 dd = ld_shared_f2(sD + (qc0 + nt * 8 + 2 * t) * 4);
-      dp[nt][0] = s[nt][0] * (dp[nt][0] - dd.x);
-      dp[nt][1] = s[nt][1] * (dp[nt][1] - dd.y);
-      dp[nt][2] = s[nt][2] * (dp[nt][2] - dd.x);
-      dp[nt][3] = s[nt][3] * (dp[nt][3] - dd.y);
-    }
+    key_products<T, D>(dp, sV, sdO, la_d, lb_d, kr0, qc0);
+    grad_scores(dp, s, sD, qc0, t);
 
     if constexpr (WD == 1) {
       std::uint32_t da[BR / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk) {
-        da[kk][0] = pack<T>(dp[2 * kk][0], dp[2 * kk][1]);
-        da[kk][1] = pack<T>(dp[2 * kk][2], dp[2 * kk][3]);
-        da[kk][2] = pack<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-        da[kk][3] = pack<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-      }
-      if (do_dq) {  // dS^T into shared memory for dQ: rows kr0 + g (+8), 16-column chunk kk (two 8-column halves)
-#pragma unroll
-        for (int kk = 0; kk < BR / 16; ++kk) {
-          const int r = kr0 + g;
-          st_shared_b32(sdS + swz<BR>(r, 2 * kk) + 4 * t, da[kk][0]);
-          st_shared_b32(sdS + swz<BR>(r + 8, 2 * kk) + 4 * t, da[kk][1]);
-          st_shared_b32(sdS + swz<BR>(r, 2 * kk + 1) + 4 * t, da[kk][2]);
-          st_shared_b32(sdS + swz<BR>(r + 8, 2 * kk + 1) + 4 * t, da[kk][3]);
-        }
-      }
+      pack_a<T, BR>(da, dp);
+      if (do_dq) store_ds<BR>(sdS, da, kr0, g, t);
       // dK += dS^T Q.
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int dq = 0; dq < D / 16; ++dq) {
-          std::uint32_t qb[4];
-          ldsm_x4_t(qb, sQ + (la_d ^ (dq << 5)) + kk * 16 * D * 2);
-          mma<T>(dk[2 * dq], da[kk], qb[0], qb[1]);
-          mma<T>(dk[2 * dq + 1], da[kk], qb[2], qb[3]);
-        }
+      accumulate_rows<T, D, BR>(dk, da, sQ, la_d);
       if (do_dq) __syncthreads();  // dS^T of every warp written
     } else {
       // P^T and dS^T of this warp's (keys, queries) into shared memory, then both products over
       // every query row for this warp's half of head_dim.
-#pragma unroll
-      for (int nt = 0; nt < NTS; ++nt) {
-        const int r = kr0 + g, c = (qc0 >> 3) + nt;
-        st_shared_b32(sP + swz<BR>(r, c) + 4 * t, pack<T>(s[nt][0], s[nt][1]));
-        st_shared_b32(sP + swz<BR>(r + 8, c) + 4 * t, pack<T>(s[nt][2], s[nt][3]));
-        st_shared_b32(sdS + swz<BR>(r, c) + 4 * t, pack<T>(dp[nt][0], dp[nt][1]));
-        st_shared_b32(sdS + swz<BR>(r + 8, c) + 4 * t, pack<T>(dp[nt][2], dp[nt][3]));
-      }
+      store_p_ds<T, BR>(sP, sdS, s, dp, kr0, qc0, g, t);
       __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk) {
-        std::uint32_t pa[4], da[4];
-        ldsm_x4(pa, sP + (la_s ^ (kk << 5)) + kr0 * BR * 2);
-        ldsm_x4(da, sdS + (la_s ^ (kk << 5)) + kr0 * BR * 2);
-#pragma unroll
-        for (int j = 0; j < DW / 16; ++j) {
-          const int dstep = (dc0 >> 4) + j;
-          std::uint32_t vb[4], qb[4];
-          ldsm_x4_t(vb, sdO + (la_d ^ (dstep << 5)) + kk * 16 * D * 2);
-          mma<T>(dv[2 * j], pa, vb[0], vb[1]);
-          mma<T>(dv[2 * j + 1], pa, vb[2], vb[3]);
-          ldsm_x4_t(qb, sQ + (la_d ^ (dstep << 5)) + kk * 16 * D * 2);
-          mma<T>(dk[2 * j], da, qb[0], qb[1]);
-          mma<T>(dk[2 * j + 1], da, qb[2], qb[3]);
-        }
-      }
+      accumulate_shared<T, D, BR, DW>(dv, dk, sP, sdS, sdO, sQ, la_s, la_d, kr0, dc0);
     }
 
     if (do_dq) {
@@ -329,59 +442,15 @@ __global__ void __launch_bounds__(W * 32, 1) bwd_main(const Args a) {
       for (int part = 0; part < QS; ++part) {
         const int dq0 = DQW * (warp % WNQ) + part * (DQW / QS);
         float acc[2][NTQ][4];
-#pragma unroll
-        for (int mq = 0; mq < 2; ++mq)
-#pragma unroll
-          for (int i = 0; i < NTQ; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[mq][i][e] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < BC / 16; ++kk) {
-          std::uint32_t qa[2][4];
-#pragma unroll
-          for (int mq = 0; mq < 2; ++mq) ldsm_x4_t(qa[mq], sdS + (lb_s ^ (((qr0 >> 4) + mq) << 5)) + kk * 16 * BR * 2);
-#pragma unroll
-          for (int np = 0; np < NTQ / 2; ++np) {
-            std::uint32_t kb[4];
-            ldsm_x4_t(kb, sK + (la_d ^ (((dq0 >> 4) + np) << 5)) + kk * 16 * D * 2);
-#pragma unroll
-            for (int mq = 0; mq < 2; ++mq) {
-              mma<T>(acc[mq][2 * np], qa[mq], kb[0], kb[1]);
-              mma<T>(acc[mq][2 * np + 1], qa[mq], kb[2], kb[3]);
-            }
-          }
-        }
-#pragma unroll
-        for (int mq = 0; mq < 2; ++mq)
-#pragma unroll
-          for (int hf = 0; hf < 2; ++hf) {
-            const int r = m0 + qr0 + mq * 16 + g + hf * 8;
-            if (r < len_q) {
-              float* dst = a.dq_acc + (static_cast<long long>(start_q + r) * a.heads + h) * D + dq0 + 2 * t;
-#pragma unroll
-              for (int nt = 0; nt < NTQ; ++nt) red_add2(dst + nt * 8, acc[mq][nt][2 * hf], acc[mq][nt][2 * hf + 1]);
-            }
-          }
+        std::uint32_t qa[2][4], kb[4];
+        dq_products<T, D, BC, BR>(acc, qa, kb, sdS, sK, lb_s, la_d, qr0, dq0);
+        dq_add<D>(a, acc, m0, qr0, dq0, start_q, len_q, h, g, t);
       }
     }
   }
 
   // dK = scale dS^T Q, dV: rows of this sequence only.
-#pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const int key = n0 + kr0 + g + hf * 8;
-    if (key < len_k) {
-      const long long off = static_cast<long long>(start_k + key) * kv_stride + hk * D + dc0 + 2 * t;
-      T* gdk = static_cast<T*>(a.dk) + off;
-      T* gdv = static_cast<T*>(a.dv) + off;
-#pragma unroll
-      for (int nt = 0; nt < NTD; ++nt) {
-        *reinterpret_cast<std::uint32_t*>(gdk + nt * 8) =
-            pack<T>(dk[nt][2 * hf] * a.scale, dk[nt][2 * hf + 1] * a.scale);
-        *reinterpret_cast<std::uint32_t*>(gdv + nt * 8) = pack<T>(dv[nt][2 * hf], dv[nt][2 * hf + 1]);
-      }
-    }
-  }
+  store_dk_dv<T, D>(a, dk, dv, n0, kr0, dc0, start_k, len_k, kv_stride, hk, g, t);
 }
 
 // ---------------------------------------------------------------------------------------------
