@@ -453,6 +453,81 @@ __global__ void __launch_bounds__(W * 32, 1) bwd_main(const Args a) {
   store_dk_dv<T, D>(a, dk, dv, n0, kr0, dc0, start_k, len_k, kv_stride, hk, g, t);
 }
 
+// dQ: LSE2 and D of the lane's two query rows (r0 + g, + 8 of the block at m0).
+__device__ __forceinline__ void load_row_stats(const Args& a, float (&lse2)[2], float (&dsum)[2], int b, int h, int m0,
+                                               int r0, int g) {
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const long long w = (static_cast<long long>(b) * a.heads + h) * a.lpad + m0 + r0 + g + hf * 8;
+    lse2[hf] = a.lse2[w];
+    dsum[hf] = a.dsum[w];
+  }
+}
+
+// An accumulator of N 8-column tiles set to 0.
+template <int N>
+__device__ __forceinline__ void zero1(float (&x)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[i][e] = 0.f;
+}
+
+// dQ: S = Q K^T and dP = dO V^T for the warp's query rows r0.. and the stage's BN keys.
+template <typename T, int D, int BN, int NTN>
+__device__ __forceinline__ void row_products(float (&s)[NTN][4], float (&dp)[NTN][4], std::uint32_t sQ,
+                                             std::uint32_t sdO, std::uint32_t sK, std::uint32_t sV, std::uint32_t la_d,
+                                             std::uint32_t lb_d, int r0) {
+  zero2(s, dp);
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t qa[4], oa[4];
+    ldsm_x4(qa, sQ + (la_d ^ (kk << 5)) + r0 * D * 2);
+    ldsm_x4(oa, sdO + (la_d ^ (kk << 5)) + r0 * D * 2);
+#pragma unroll
+    for (int np = 0; np < BN / 16; ++np) {
+      std::uint32_t kb[4], vb[4];
+      ldsm_x4(kb, sK + (lb_d ^ (kk << 5)) + np * 16 * D * 2);
+      mma<T>(s[2 * np], qa, kb[0], kb[1]);
+      mma<T>(s[2 * np + 1], qa, kb[2], kb[3]);
+      ldsm_x4(vb, sV + (lb_d ^ (kk << 5)) + np * 16 * D * 2);
+      mma<T>(dp[2 * np], oa, vb[0], vb[1]);
+      mma<T>(dp[2 * np + 1], oa, vb[2], vb[3]);
+    }
+  }
+}
+
+// dQ: dS = P o (dP - D), P = exp2(S scale log2e - LSE2), into s.
+template <int NTN>
+__device__ __forceinline__ void grad_rows(float (&s)[NTN][4], const float (&dp)[NTN][4], const float (&lse2)[2],
+                                          const float (&dsum)[2], float sl2) {
+#pragma unroll
+  for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int hf = e >> 1;
+      const float pv = ex2(fmaf(s[nt][e], sl2, -lse2[hf]));
+      s[nt][e] = pv * (dp[nt][e] - dsum[hf]);
+    }
+}
+
+// dQ = scale dS K in the input type, rows of this sequence only.
+template <typename T, int DT>
+__device__ __forceinline__ void store_dq(const Args& a, const float (&acc)[DT][4], long long q_off, long long q_stride,
+                                         int m0, int r0, int len_q, int g, int t) {
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + g + hf * 8;
+    if (m0 + r < len_q) {
+      T* dst = static_cast<T*>(a.dq) + q_off + static_cast<long long>(r) * q_stride + 2 * t;
+#pragma unroll
+      for (int i = 0; i < DT; ++i)
+        *reinterpret_cast<std::uint32_t*>(dst + i * 8) =
+            pack<T>(acc[i][2 * hf] * a.scale, acc[i][2 * hf + 1] * a.scale);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deterministic dQ: one block per (query block, head, sequence); warp w owns query rows 16 w.
 template <typename T, int D, int BM, int BN, int W>
@@ -495,17 +570,9 @@ __global__ void __launch_bounds__(W * 32) bwd_dq(const Args a) {
 
   const int r0 = 16 * warp;
   float lse2[2], dsum[2];
-#pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const long long w = (static_cast<long long>(b) * a.heads + h) * a.lpad + m0 + r0 + g + hf * 8;
-    lse2[hf] = a.lse2[w];
-    dsum[hf] = a.dsum[w];
-  }
+  load_row_stats(a, lse2, dsum, b, h, m0, r0, g);
   float acc[DT][4];
-#pragma unroll
-  for (int i = 0; i < DT; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
+  zero1(acc);
 
   const std::uint32_t la_d = lane_a<D>(lane), lb_d = lane_b<D>(lane);
   const float sl2 = a.scale_log2;
@@ -519,26 +586,8 @@ __global__ void __launch_bounds__(W * 32) bwd_dq(const Args a) {
     }
     const std::uint32_t sK = sK0 + stage * 2 * kTileK, sV = sK + kTileK;
     float s[NTN][4], dp[NTN][4];
-#pragma unroll
-    for (int i = 0; i < NTN; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[i][e] = dp[i][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t qa[4], oa[4];
-      ldsm_x4(qa, sQ + (la_d ^ (kk << 5)) + r0 * D * 2);
-      ldsm_x4(oa, sdO + (la_d ^ (kk << 5)) + r0 * D * 2);
-#pragma unroll
-      for (int np = 0; np < BN / 16; ++np) {
-        std::uint32_t kb[4], vb[4];
-        ldsm_x4(kb, sK + (lb_d ^ (kk << 5)) + np * 16 * D * 2);
-        mma<T>(s[2 * np], qa, kb[0], kb[1]);
-        mma<T>(s[2 * np + 1], qa, kb[2], kb[3]);
-        ldsm_x4(vb, sV + (lb_d ^ (kk << 5)) + np * 16 * D * 2);
-        mma<T>(dp[2 * np], oa, vb[0], vb[1]);
-        mma<T>(dp[2 * np + 1], oa, vb[2], vb[3]);
-      }
-    }
+    row_products<T, D, BN>(s, dp, sQ, sdO, sK, sV, la_d, lb_d, r0);
+    // Keys past the sequence's end and, causal, past a row's diagonal to -inf.
     const int n0 = j * BN;
     if (n0 + BN > len_k || (a.causal && n0 + BN - 1 > m0 + diag)) {
 #pragma unroll
@@ -551,44 +600,13 @@ __global__ void __launch_bounds__(W * 32) bwd_dq(const Args a) {
         }
     }
     std::uint32_t da[BN / 16][4];
-#pragma unroll
-    for (int nt = 0; nt < NTN; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int hf = e >> 1;
-        const float pv = ex2(fmaf(s[nt][e], sl2, -lse2[hf]));
-        s[nt][e] = pv * (dp[nt][e] - dsum[hf]);
-      }
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      da[kk][0] = pack<T>(s[2 * kk][0], s[2 * kk][1]);
-      da[kk][1] = pack<T>(s[2 * kk][2], s[2 * kk][3]);
-      da[kk][2] = pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      da[kk][3] = pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
+    grad_rows(s, dp, lse2, dsum, sl2);
+    pack_a<T, BN>(da, s);
     // dQ += dS K.
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk)
-#pragma unroll
-      for (int dq = 0; dq < D / 16; ++dq) {
-        std::uint32_t kb[4];
-        ldsm_x4_t(kb, sK + (la_d ^ (dq << 5)) + kk * 16 * D * 2);
-        mma<T>(acc[2 * dq], da[kk], kb[0], kb[1]);
-        mma<T>(acc[2 * dq + 1], da[kk], kb[2], kb[3]);
-      }
+    accumulate_rows<T, D, BN>(acc, da, sK, la_d);
   }
 
-#pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const int r = r0 + g + hf * 8;
-    if (m0 + r < len_q) {
-      T* dst = static_cast<T*>(a.dq) + q_off + static_cast<long long>(r) * q_stride + 2 * t;
-#pragma unroll
-      for (int i = 0; i < DT; ++i)
-        *reinterpret_cast<std::uint32_t*>(dst + i * 8) =
-            pack<T>(acc[i][2 * hf] * a.scale, acc[i][2 * hf + 1] * a.scale);
-    }
-  }
+  store_dq<T>(a, acc, q_off, q_stride, m0, r0, len_q, g, t);
 }
 
 }  // namespace detail
