@@ -46,7 +46,7 @@ STEP_UNMEASURED = []
 DECODE = [(1, 4096), (1, 131072), (16, 32768), (64, 8192), (256, 4096)]  # (batch, cache)
 PRECISIONS = ["bf16", "fp8", "int4"]
 
-GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3", "attention_backward": "fa2",
+GPU_IMPL = {"gemm": "cublaslt", "w4a16": "mma_sm80", "attention": "fa3", "decode": "fa3", "attention_backward": "fa3",
             "grouped_gemm": "cublas_grouped", "collective": "nccl", "overlap": "cuda", "pointwise": "cuda"}
 TIMING = "{warmup: 3, min_iterations: 5, max_iterations: 100, min_time: 0.01, max_time: 0.3, target_noise: 0.02}"
 
