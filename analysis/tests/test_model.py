@@ -329,7 +329,7 @@ def test_training_step_measures_every_part():
     assert _train_missing(path) == {"2048": set(), "8192": set()}
     by_name = {b["name"]: b for b in yaml.safe_load(open(path))["benchmarks"]}
     att = by_name["train-attention-backward-seq2048"]
-    assert att["op"] == "attention_backward" and att["implementations"] == ["fa2"]
+    assert att["op"] == "attention_backward" and att["implementations"] == ["fa3"]
     assert att["axes"] == by_name[next(n for n in by_name if n.startswith("attention-seq2048"))]["axes"]
     assert att["tags"]["phase"] == "train" and att["tags"]["count"] == 1
     want = {"train-add-rmsnorm-backward-seq2048": (dict(kind="add_rmsnorm_backward", rows=2048, hidden=8192), 2),
