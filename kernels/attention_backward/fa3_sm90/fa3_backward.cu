@@ -36,18 +36,12 @@ const void* main_kernel(int d, bool bf16) {
   return bf16 ? Backward<__nv_bfloat16, 128>::main_kernel() : Backward<__half, 128>::main_kernel();
 }
 
-// A [batch, seq, heads, d] 16-bit tensor as a 4-D map (d innermost), box 64 x 1 x rows x 1;
-// varlen tensors as one packed sequence.
+// A [batch, seq, heads, d] 16-bit tensor as a 4-D map (d innermost), box 64 x 1 x rows x 1
+// (kernels/common/tma_map.h); varlen tensors as one packed sequence.
 CUtensorMap map16(const BackwardParams& p, const void* base, int heads, int seq, int box_rows) {
   const bool packed = p.varlen;
-  const std::uint64_t b = packed ? 1 : static_cast<std::uint64_t>(p.batch);
-  const std::uint64_t s =
-      packed ? static_cast<std::uint64_t>(p.batch) * static_cast<std::uint64_t>(seq) : static_cast<std::uint64_t>(seq);
-  const std::uint64_t d = static_cast<std::uint64_t>(p.head_dim), row = static_cast<std::uint64_t>(heads) * d * 2;
-  return make_tma_map("fa3 backward",
-                      p.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base,
-                      {d, static_cast<std::uint64_t>(heads), s, b}, {d * 2, row, s * row},
-                      {64, 1, static_cast<std::uint32_t>(box_rows), 1});
+  return make_map16("fa3 backward", base, p.dtype == DType::bf16, packed ? 1 : p.batch,
+                    packed ? static_cast<long long>(p.batch) * seq : seq, heads, p.head_dim, box_rows);
 }
 
 }  // namespace
