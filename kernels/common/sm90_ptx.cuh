@@ -182,9 +182,17 @@ __device__ __forceinline__ float2 ld_shared_f2(std::uint32_t addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
-// dst[0..1] += (x, y) in global memory (8-byte aligned), no return value.
-__device__ __forceinline__ void red_add2(float* dst, float x, float y) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst), "f"(x), "f"(y) : "memory");
+// 64-bit store of two floats at a shared-window address.
+__device__ __forceinline__ void st_shared_f2(std::uint32_t addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+// 1-D bulk reduction dst[0 .. bytes / 4) += src (shared) in fp32 (bytes a multiple of 16, both
+// addresses 16-byte aligned), done by the async proxy: part of the thread's current bulk group
+// (bulk_commit, then bulk_wait_read before src is rewritten, bulk_wait before the thread exits).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, std::uint32_t src, std::uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
 }
 
 // ---- wgmma --------------------------------------------------------------------------------

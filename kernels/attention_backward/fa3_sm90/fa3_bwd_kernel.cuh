@@ -8,7 +8,9 @@
 // as columns, so P^T and dS^T, packed in pairs, are the register A operands of dV += P^T dO and
 // dK += dS^T Q. Shared tiles are 128-byte swizzled column chunks of 64 elements (as TMA writes
 // them): K and V [D / 64][128 keys][128 B], Q and dO per stage [D / 64][64 rows][128 B], dS^T
-// per buffer [128 keys][128 B] (64 query rows: one chunk).
+// per buffer [128 keys][128 B] (64 query rows: one chunk). dQ's part of a step is staged in fp32
+// rows of D + 8 floats (the 8 rows a warp writes fall on distinct banks in two wavefronts) and
+// added to the accumulator by a writer thread with 1-D bulk reductions, one per query row.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -45,6 +47,12 @@ inline constexpr int kThreads = 384;
 // Shared memory of the head dim's kernel (byte offsets from a 1024-aligned base).
 template <int D>
 struct Layout {
+  // dQ: each consumer takes half of head_dim over all 128 keys (true: one staged buffer), or all
+  // of it over its own 64 keys (false: d64, one buffer per consumer).
+  static constexpr bool kSplitCols = D >= 128;
+  static constexpr int kDqBufs = kSplitCols ? 1 : 2;
+  static constexpr int kDqStride = D + 8;  // floats per staged dQ row
+  static constexpr int kDqBytes = kBlockM * kDqStride * 4;
   static constexpr int kKVBytes = kBlockN * D * 2;
   static constexpr int kQBytes = kBlockM * D * 2;
   static constexpr int kDSBytes = kBlockN * kBlockM * 2;
@@ -52,13 +60,11 @@ struct Layout {
   static constexpr int kOffV = kKVBytes;
   static constexpr int kOffQ = 2 * kKVBytes;
   static constexpr int kOffDO = kOffQ + kStages * kQBytes;
-  static constexpr int kOffDS = kOffDO + kStages * kQBytes;              // two buffers
-  static constexpr int kOffRows = kOffDS + 2 * kDSBytes;                 // lse2 [S][64], then dsum [S][64]
-  static constexpr int kOffBar = kOffRows + 2 * kStages * kBlockM * 4;   // kv_full, q_full[S], q_empty[S]
-  static constexpr int kBytes = kOffBar + 8 * (1 + 2 * kStages) + 1024;  // + alignment slack
-  // dQ: each consumer takes half of head_dim over all 128 keys (true), or all of it over its own
-  // 64 keys (false: d64, one 64-column chunk).
-  static constexpr bool kSplitCols = D >= 128;
+  static constexpr int kOffDS = kOffDO + kStages * kQBytes;                  // two buffers
+  static constexpr int kOffRows = kOffDS + 2 * kDSBytes;                     // lse2 [S][64], then dsum [S][64]
+  static constexpr int kOffDQ = kOffRows + 2 * kStages * kBlockM * 4;        // kDqBufs staged dQ parts
+  static constexpr int kOffBar = kOffDQ + kDqBufs * kDqBytes;                // see Bars
+  static constexpr int kBytes = kOffBar + 8 * (1 + 2 * kStages + 4) + 1024;  // + alignment slack
   static_assert(D % 64 == 0 && D <= 128, "fa3 backward: head_dim 64 or 128");
   static_assert(kBytes <= 227 * 1024, "shared memory over the sm_90 limit");
 };
@@ -107,6 +113,9 @@ struct Bars {
   __device__ __forceinline__ std::uint32_t kv_full() const { return base; }
   __device__ __forceinline__ std::uint32_t q_full(int s) const { return base + 8 + 8 * s; }
   __device__ __forceinline__ std::uint32_t q_empty(int s) const { return base + 8 + 8 * kStages + 8 * s; }
+  // Staged dQ buffer b written (every warp that writes it arrives) and read by the reductions.
+  __device__ __forceinline__ std::uint32_t dq_full(int b) const { return base + 8 + 16 * kStages + 8 * b; }
+  __device__ __forceinline__ std::uint32_t dq_empty(int b) const { return base + 24 + 16 * kStages + 8 * b; }
 };
 
 // The producer thread: K and V of the block, then Q, dO, LSE x log2(e) and D of every item
@@ -239,19 +248,38 @@ __device__ __forceinline__ void issue_dq(float (&acc)[32], std::uint32_t ds_base
                                  kk > 0 ? 1 : 0);
 }
 
-// The partial dQ (rows ra, ra + 8 of query block m, columns col0 + 8 i + 2 tq) into the fp32
-// accumulator, rows past the sequence skipped.
+// The partial dQ (rows ra, ra + 8 of the step's query block, columns col0 + 8 i + 2 tq) into a
+// staged dQ buffer.
 template <int D>
-__device__ __forceinline__ void reduce_dq(const float (&acc)[32], const Args& a, const Block& k, const Item& x,
-                                          int col0, int ra, int tq) {
+__device__ __forceinline__ void stage_dq(const float (&acc)[32], std::uint32_t buf, int col0, int ra, int tq) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int q = x.m * kBlockM + ra + 8 * half;
-    if (q >= k.len_q) continue;
-    float* dst = a.dq_acc + (static_cast<long long>(k.start_q + q) * a.heads + x.h) * D + col0 + 2 * tq;
+    const std::uint32_t row = buf + (ra + 8 * half) * (Layout<D>::kDqStride * 4) + (col0 + 2 * tq) * 4;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) sm90::red_add2(dst + 8 * i, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
+    for (int i = 0; i < 8; ++i) sm90::st_shared_f2(row + 32 * i, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
   }
+}
+
+// A writer thread (one per staged dQ buffer b): every item's buffer added to the fp32
+// accumulator, one bulk reduction per query row of the sequence, and the buffer released once
+// read.
+template <int D>
+__device__ __forceinline__ void write_dq(const Args& a, const Block& k, std::uint32_t base, const Bars& bars, int b) {
+  using L = Layout<D>;
+  const long long row_stride = static_cast<long long>(a.heads) * D;  // floats between query rows
+  const std::uint32_t buf = base + L::kOffDQ + b * L::kDqBytes;
+  for (int it = 0; it < k.n_items; ++it) {
+    const Item x = k.item(a, it);
+    const int q0 = x.m * kBlockM, rows = min(kBlockM, k.len_q - q0);
+    float* d = a.dq_acc + (k.start_q + q0) * row_stride + static_cast<long long>(x.h) * D;
+    sm90::mbar_wait(bars.dq_full(b), it & 1);
+    std::uint32_t src = buf;
+    for (int r = 0; r < rows; ++r, d += row_stride, src += L::kDqStride * 4) sm90::bulk_reduce_add_f32(d, src, D * 4);
+    sm90::bulk_commit();
+    sm90::bulk_wait_read<0>();
+    sm90::mbar_arrive(bars.dq_empty(b));
+  }
+  sm90::bulk_wait<0>();
 }
 
 // dK (x scale) and dV of the thread's keys into the outputs, keys past the sequence skipped.
@@ -358,10 +386,17 @@ __device__ __forceinline__ void consume(const Args& a, const Block& k, std::uint
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
     fence(dq);
-    // Every read of the stage is complete: release it, then add dQ's part.
+    // Every read of the stage is complete: release it, then hand dQ's part to the writer once
+    // its buffer is free (the previous item's reductions have read it).
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(bars.q_empty(s));
-    reduce_dq<D>(dq, a, k, x, L::kSplitCols ? cw * 64 : 0, ra, tq);
+    const int b = L::kSplitCols ? 0 : cw;
+    const std::uint32_t dq_buf = base + L::kOffDQ + b * L::kDqBytes;
+    sm90::mbar_wait(bars.dq_empty(b), (it & 1) ^ 1);
+    stage_dq<D>(dq, dq_buf, L::kSplitCols ? cw * 64 : 0, ra, tq);
+    sm90::fence_proxy_async_shared();
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(bars.dq_full(b));
   }
   store_dkdv<T, D>(dk, dv, a, k, key_a, tq);
 }
@@ -391,12 +426,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::mbar_init(bars.q_full(s), 1);
       sm90::mbar_init(bars.q_empty(s), 8);  // every consumer warp
     }
+    for (int b = 0; b < L::kDqBufs; ++b) {
+      sm90::mbar_init(bars.dq_full(b), L::kSplitCols ? 8 : 4);  // every warp that writes it
+      sm90::mbar_init(bars.dq_empty(b), 1);
+    }
     sm90::fence_barrier_init();
   }
   __syncthreads();
   if (wg == 0) {
     sm90::setmaxnreg_dec<24>();  // 128 x 24 + 256 x 240: the 384 x 168 the launch holds
     if (tid == 0) detail::produce<D>(tm_q, tm_k, tm_v, tm_do, a, k, base, bars);
+    if (tid % 32 == 0 && tid / 32 >= 1 && tid / 32 <= L::kDqBufs) detail::write_dq<D>(a, k, base, bars, tid / 32 - 1);
     return;
   }
   sm90::setmaxnreg_inc<240>();

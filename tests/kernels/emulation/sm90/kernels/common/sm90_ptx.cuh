@@ -5,7 +5,7 @@
 // fences as no-ops; wgmma m64nNk16 (16-bit) computed when issued, by the warpgroup's thread 0,
 // in double from the shared-memory descriptors (K-major or MN-major, 128-byte swizzle) and the
 // warpgroup's gathered register fragments, into every thread's accumulator registers; shared
-// accesses by address and global reductions. A tensor map is the emulation's own TmaMap stored
+// accesses by address and 1-D bulk reductions (done when issued). A tensor map is the emulation's own TmaMap stored
 // in the CUtensorMap's bytes. Covers what the fa3 backward uses; anything else fails loudly.
 #include <cuda.h>
 
@@ -244,12 +244,28 @@ inline float2 ld_shared_f2(std::uint32_t addr) {
   std::memcpy(&v, emu::g_smem + addr, 8);
   return v;
 }
-inline void red_add2(float* dst, float x, float y) {
-  if (reinterpret_cast<std::uintptr_t>(dst) % 8) emu::fail("red.v2 misaligned");
-  ++emu::g_reds;
-  dst[0] += x;
-  dst[1] += y;
+inline void st_shared_f2(std::uint32_t addr, float x, float y) {
+  emu::check_smem(addr, 8);
+  const float v[2] = {x, y};
+  std::memcpy(emu::g_smem + addr, v, 8);
 }
+// Bulk groups complete at issue: the reduction is done when it is issued.
+inline void bulk_reduce_add_f32(float* dst, std::uint32_t src, std::uint32_t bytes) {
+  if (src % 16 || bytes % 16 || reinterpret_cast<std::uintptr_t>(dst) % 16) emu::fail("bulk reduction misaligned");
+  emu::check_smem(src, 16);
+  emu::check_smem(src + bytes - 16, 16);
+  ++emu::g_reds;
+  for (std::uint32_t i = 0; i < bytes / 4; ++i) {
+    float v;
+    std::memcpy(&v, emu::g_smem + src + 4 * i, 4);
+    dst[i] += v;
+  }
+}
+inline void bulk_commit() {}
+template <int N>
+inline void bulk_wait_read() {}
+template <int N>
+inline void bulk_wait() {}
 inline std::uint64_t make_desc(std::uint32_t a, std::uint32_t lbo, std::uint32_t sbo, std::uint64_t sw) {
   std::uint64_t d = 0;
   d |= static_cast<std::uint64_t>((a & 0x3FFFF) >> 4);
