@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/attention_backward/common/backward_fused.h"
 #include "kernels/attention_backward/fa2_sm80/fa2_backward.h"
 #include "kernels/attention_backward/fa2_sm80/fa2_bwd_launch.h"
 #include "kernels/attention_backward/fa2_sm80/fa2_bwd_tiles.h"
@@ -14,16 +15,9 @@ namespace genbench::attention_backward::fa2 {
 
 namespace {
 
-constexpr std::size_t kAlign = 256;
-std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-
-int padded_rows(const BackwardParams& p) { return (p.seqlen_q + kQueryBlock - 1) / kQueryBlock * kQueryBlock; }
-
-// Per-row D and LSE arrays, each [batch][heads][padded rows] fp32.
-std::size_t row_array_bytes(const BackwardParams& p) {
-  return align_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.heads) *
-                  static_cast<std::size_t>(padded_rows(p)) * sizeof(float));
-}
+// The workspace (common/backward_fused.h): rows padded to whole query blocks; the fp32 dQ
+// accumulator in atomic mode.
+RowWorkspace layout(const BackwardParams& p) { return row_workspace(p, kQueryBlock, !p.deterministic); }
 
 // Opt-in shared memory per block of the compute capabilities we know (bytes).
 std::size_t smem_limit(int major, int minor) {
@@ -49,22 +43,10 @@ std::string unsupported(const BackwardParams& p, int sm_major, int sm_minor) {
     return "head_dim " + str(p.head_dim) + " needs " + str(static_cast<long long>(need)) +
            " bytes of shared memory per block, sm" + str(sm_major * 10 + sm_minor) + " allows " +
            str(static_cast<long long>(limit));
-  if (p.heads <= 0 || p.heads_kv <= 0 || p.heads % p.heads_kv != 0)
-    return "heads (" + str(p.heads) + ") must be a multiple of heads_kv (" + str(p.heads_kv) + ")";
-  if (p.batch <= 0 || p.batch > 65535 || p.heads > 65535) return "batch and heads must be in 1..65535 (grid limits)";
-  if (p.seqlen_q < 0 || p.seqlen_k < 0) return "negative sequence length";
-  if (p.rows_q * p.heads >= (1LL << 31) || p.rows_k * p.heads_kv >= (1LL << 31))
-    return "more than 2^31 (row, head) pairs";
-  return "";
+  return shape_unsupported(p);
 }
 
-std::size_t workspace_bytes(const BackwardParams& p) {
-  std::size_t bytes = 2 * row_array_bytes(p);
-  if (!p.deterministic)
-    bytes += align_up(static_cast<std::size_t>(p.rows_q) * static_cast<std::size_t>(p.heads) *
-                      static_cast<std::size_t>(p.head_dim) * sizeof(float));
-  return bytes;
-}
+std::size_t workspace_bytes(const BackwardParams& p) { return layout(p).bytes(); }
 
 void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
   Args a{};
@@ -79,18 +61,17 @@ void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
   a.dv = p.dv;
   a.cu_q = p.cu_q;
   a.cu_k = p.cu_k;
-  auto* ws = static_cast<unsigned char*>(workspace);
-  const std::size_t rb = row_array_bytes(p);
-  a.lse2 = reinterpret_cast<float*>(ws);
-  a.dsum = reinterpret_cast<float*>(ws + rb);
-  a.dq_acc = p.deterministic ? nullptr : reinterpret_cast<float*>(ws + 2 * rb);
+  const RowWorkspace w = layout(p);
+  a.lse2 = w.lse2(workspace);
+  a.dsum = w.dsum(workspace);
+  a.dq_acc = w.dq_acc(workspace);
   a.batch = p.batch;
   a.heads = p.heads;
   a.heads_kv = p.heads_kv;
   a.group = p.heads / p.heads_kv;
   a.seqlen_q = p.seqlen_q;
   a.seqlen_k = p.seqlen_k;
-  a.lpad = padded_rows(p);
+  a.lpad = w.padded_rows;
   a.rows_q = p.rows_q;
   a.rows_k = p.rows_k;
   a.lse_head_stride = p.lse_head_stride;

@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "backend/cuda/check.h"
-#include "kernels/attention_backward/common/backward_rows.cuh"
+#include "kernels/attention_backward/common/backward_rows_run.cuh"
 #include "kernels/attention_backward/fa2_sm80/fa2_bwd_kernel.cuh"
 
 namespace genbench::attention_backward::fa2 {
@@ -33,11 +33,7 @@ void Backward<T, D>::run(const Args& a, cudaStream_t stream) {
   }();
   (void)once;
   const auto u = [](long long x) { return static_cast<unsigned>(x); };
-  if (a.lpad > 0) {
-    constexpr int kRows = 256 / (D / 8);
-    rows::bwd_pre<T, D, Args><<<dim3(u(a.lpad / kRows), u(a.heads), u(a.batch)), 256, 0, stream>>>(a);
-    GENBENCH_CHECK_LAUNCH();
-  }
+  rows::launch_pre<T, D>(a, stream);
   if (a.seqlen_k > 0) {
     detail::bwd_main<T, D, BC, BR, W, WD>
         <<<dim3(u((a.seqlen_k + BC - 1) / BC), u(a.heads_kv), u(a.batch)), W * 32, kMainSmem, stream>>>(a);
@@ -48,12 +44,7 @@ void Backward<T, D>::run(const Args& a, cudaStream_t stream) {
         <<<dim3(u((a.seqlen_q + BM - 1) / BM), u(a.heads), u(a.batch)), WQ * 32, kDqSmem, stream>>>(a);
     GENBENCH_CHECK_LAUNCH();
   }
-  if (a.dq_acc || a.varlen) {
-    const long long chunks = a.rows_q * a.heads * (D / 8);
-    const long long blocks = chunks / 256 + 1 < 4096 ? chunks / 256 + 1 : 4096;
-    rows::bwd_post<T, D, Args><<<u(blocks), 256, 0, stream>>>(a);
-    GENBENCH_CHECK_LAUNCH();
-  }
+  if (a.dq_acc || a.varlen) rows::launch_post<T, D>(a, stream);
 }
 
 }  // namespace genbench::attention_backward::fa2

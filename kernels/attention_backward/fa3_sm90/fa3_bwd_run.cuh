@@ -2,7 +2,7 @@
 // Backward<T, D>::run: the launches of the fa3 backward for one dtype and head dim, in stream
 // order. Included only by the fa3_bwd_d*.cu files, which instantiate it.
 #include "backend/cuda/check.h"
-#include "kernels/attention_backward/common/backward_rows.cuh"
+#include "kernels/attention_backward/common/backward_rows_run.cuh"
 #include "kernels/attention_backward/fa3_sm90/fa3_bwd_kernel.cuh"
 #include "kernels/attention_backward/fa3_sm90/fa3_bwd_launch.h"
 
@@ -27,20 +27,13 @@ void Backward<T, D>::run(const Args& a, const Maps& m, cudaStream_t stream) {
   }();
   (void)once;
   const auto u = [](long long x) { return static_cast<unsigned>(x); };
-  if (a.lpad > 0) {
-    constexpr int kRows = 256 / (D / 8);
-    rows::bwd_pre<T, D, Args><<<dim3(u(a.lpad / kRows), u(a.heads), u(a.batch)), 256, 0, stream>>>(a);
-    GENBENCH_CHECK_LAUNCH();
-  }
+  rows::launch_pre<T, D>(a, stream);
   if (a.seqlen_k > 0) {
     bwd_main<T, D><<<dim3(u((a.seqlen_k + kBlockN - 1) / kBlockN), u(a.heads_kv), u(a.batch)), kThreads,
                      Layout<D>::kBytes, stream>>>(m.q, m.k, m.v, m.dout, a);
     GENBENCH_CHECK_LAUNCH();
   }
-  const long long chunks = a.rows_q * a.heads * (D / 8);
-  const long long blocks = chunks / 256 + 1 < 4096 ? chunks / 256 + 1 : 4096;
-  rows::bwd_post<T, D, Args><<<u(blocks), 256, 0, stream>>>(a);
-  GENBENCH_CHECK_LAUNCH();
+  rows::launch_post<T, D>(a, stream);
 }
 
 }  // namespace genbench::attention_backward::fa3
