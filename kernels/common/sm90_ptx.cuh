@@ -186,13 +186,15 @@ __device__ __forceinline__ float2 ld_shared_f2(std::uint32_t addr) {
 __device__ __forceinline__ void st_shared_f2(std::uint32_t addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
-// 1-D bulk reduction dst[0 .. bytes / 4) += src (shared) in fp32 (bytes a multiple of 16, both
-// addresses 16-byte aligned), done by the async proxy: part of the thread's current bulk group
-// (bulk_commit, then bulk_wait_read before src is rewritten, bulk_wait before the thread exits).
-__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, std::uint32_t src, std::uint32_t bytes) {
-  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
-               "r"(bytes)
-               : "memory");
+// 3-D tiled bulk tensor reduction global += shared in the map's element type (box and swizzle
+// given by the tensor map, coordinates innermost first); elements of the box outside the tensor
+// are skipped. Part of the thread's current bulk group, as tma_store_4d.
+__device__ __forceinline__ void tma_reduce_add_3d(const void* tmap, std::uint32_t src, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(tmap)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
 }
 
 // ---- wgmma --------------------------------------------------------------------------------

@@ -88,6 +88,9 @@ void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
   if (p.seqlen_q > 0) {  // a map cannot have an empty dimension; without query rows none is read
     m.q = map16(p, p.q, p.heads, p.seqlen_q, kBlockM);
     m.dout = map16(p, p.dout, p.heads, p.seqlen_q, kBlockM);
+    const auto d = static_cast<std::uint64_t>(p.head_dim), heads = static_cast<std::uint64_t>(p.heads);
+    m.dq = make_tma_map("fa3 backward", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, a.dq_acc,
+                        {d, heads, static_cast<std::uint64_t>(p.rows_q)}, {d * 4, heads * d * 4}, {32, 1, kBlockM});
   }
   if (p.seqlen_k > 0) {
     m.k = map16(p, p.k, p.heads_kv, p.seqlen_k, kBlockN);

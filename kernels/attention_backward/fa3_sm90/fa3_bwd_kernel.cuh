@@ -9,8 +9,8 @@
 // dK += dS^T Q. Shared tiles are 128-byte swizzled column chunks of 64 elements (as TMA writes
 // them): K and V [D / 64][128 keys][128 B], Q and dO per stage [D / 64][64 rows][128 B], dS^T
 // per buffer [128 keys][128 B] (64 query rows: one chunk). dQ's part of a step is staged in fp32
-// rows of D + 8 floats (the 8 rows a warp writes fall on distinct banks in two wavefronts) and
-// added to the accumulator by a writer thread with 1-D bulk reductions, one per query row.
+// 128-byte swizzled column chunks of 32 [D / 32][64 rows][128 B] and added to the accumulator
+// by a writer thread with one TMA reduction per chunk.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,8 +51,7 @@ struct Layout {
   // of it over its own 64 keys (false: d64, one buffer per consumer).
   static constexpr bool kSplitCols = D >= 128;
   static constexpr int kDqBufs = kSplitCols ? 1 : 2;
-  static constexpr int kDqStride = D + 8;  // floats per staged dQ row
-  static constexpr int kDqBytes = kBlockM * kDqStride * 4;
+  static constexpr int kDqBytes = kBlockM * D * 4;
   static constexpr int kKVBytes = kBlockN * D * 2;
   static constexpr int kQBytes = kBlockM * D * 2;
   static constexpr int kDSBytes = kBlockN * kBlockM * 2;
@@ -60,9 +59,10 @@ struct Layout {
   static constexpr int kOffV = kKVBytes;
   static constexpr int kOffQ = 2 * kKVBytes;
   static constexpr int kOffDO = kOffQ + kStages * kQBytes;
-  static constexpr int kOffDS = kOffDO + kStages * kQBytes;                  // two buffers
-  static constexpr int kOffRows = kOffDS + 2 * kDSBytes;                     // lse2 [S][64], then dsum [S][64]
-  static constexpr int kOffDQ = kOffRows + 2 * kStages * kBlockM * 4;        // kDqBufs staged dQ parts
+  static constexpr int kOffDS = kOffDO + kStages * kQBytes;            // two buffers
+  static constexpr int kOffRows = kOffDS + 2 * kDSBytes;               // lse2 [S][64], then dsum [S][64]
+  static constexpr int kOffDQ = kOffRows + 2 * kStages * kBlockM * 4;  // kDqBufs staged dQ parts
+  static_assert(kOffDQ % 1024 == 0, "a swizzled TMA source must be 1024-aligned");
   static constexpr int kOffBar = kOffDQ + kDqBufs * kDqBytes;                // see Bars
   static constexpr int kBytes = kOffBar + 8 * (1 + 2 * kStages + 4) + 1024;  // + alignment slack
   static_assert(D % 64 == 0 && D <= 128, "fa3 backward: head_dim 64 or 128");
@@ -249,32 +249,38 @@ __device__ __forceinline__ void issue_dq(float (&acc)[32], std::uint32_t ds_base
 }
 
 // The partial dQ (rows ra, ra + 8 of the step's query block, columns col0 + 8 i + 2 tq) into a
-// staged dQ buffer.
+// staged dQ buffer; rows past the sequence as zeros (the reduction's box covers them).
 template <int D>
-__device__ __forceinline__ void stage_dq(const float (&acc)[32], std::uint32_t buf, int col0, int ra, int tq) {
+__device__ __forceinline__ void stage_dq(const float (&acc)[32], std::uint32_t buf, int col0, int ra, int tq,
+                                         int rows) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const std::uint32_t row = buf + (ra + 8 * half) * (Layout<D>::kDqStride * 4) + (col0 + 2 * tq) * 4;
+    const int row = ra + 8 * half;
+    const bool in = row < rows;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) sm90::st_shared_f2(row + 32 * i, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
+    for (int i = 0; i < 8; ++i) {
+      const int chunk = col0 / 32 + i / 4, unit = 2 * (i % 4) + tq / 2;
+      const std::uint32_t at = buf + chunk * (kBlockM * 128) + row * 128 + ((unit ^ (row & 7)) << 4) + 8 * (tq % 2);
+      sm90::st_shared_f2(at, in ? acc[4 * i + 2 * half] : 0.f, in ? acc[4 * i + 2 * half + 1] : 0.f);
+    }
   }
 }
 
 // A writer thread (one per staged dQ buffer b): every item's buffer added to the fp32
-// accumulator, one bulk reduction per query row of the sequence, and the buffer released once
-// read.
+// accumulator, one TMA reduction per 32-column chunk, and the buffer released once read.
 template <int D>
-__device__ __forceinline__ void write_dq(const Args& a, const Block& k, std::uint32_t base, const Bars& bars, int b) {
+__device__ __forceinline__ void write_dq(const CUtensorMap& tm_dq, const Args& a, const Block& k, std::uint32_t base,
+                                         const Bars& bars, int b) {
   using L = Layout<D>;
-  const long long row_stride = static_cast<long long>(a.heads) * D;  // floats between query rows
+  constexpr int kChunks = (L::kSplitCols ? D : 64) / 32;
   const std::uint32_t buf = base + L::kOffDQ + b * L::kDqBytes;
+  sm90::prefetch_tensormap(&tm_dq);
   for (int it = 0; it < k.n_items; ++it) {
     const Item x = k.item(a, it);
-    const int q0 = x.m * kBlockM, rows = min(kBlockM, k.len_q - q0);
-    float* d = a.dq_acc + (k.start_q + q0) * row_stride + static_cast<long long>(x.h) * D;
     sm90::mbar_wait(bars.dq_full(b), it & 1);
-    std::uint32_t src = buf;
-    for (int r = 0; r < rows; ++r, d += row_stride, src += L::kDqStride * 4) sm90::bulk_reduce_add_f32(d, src, D * 4);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+      sm90::tma_reduce_add_3d(&tm_dq, buf + c * (kBlockM * 128), 32 * c, x.h, k.start_q + x.m * kBlockM);
     sm90::bulk_commit();
     sm90::bulk_wait_read<0>();
     sm90::mbar_arrive(bars.dq_empty(b));
@@ -393,7 +399,7 @@ __device__ __forceinline__ void consume(const Args& a, const Block& k, std::uint
     const int b = L::kSplitCols ? 0 : cw;
     const std::uint32_t dq_buf = base + L::kOffDQ + b * L::kDqBytes;
     sm90::mbar_wait(bars.dq_empty(b), (it & 1) ^ 1);
-    stage_dq<D>(dq, dq_buf, L::kSplitCols ? cw * 64 : 0, ra, tq);
+    stage_dq<D>(dq, dq_buf, L::kSplitCols ? cw * 64 : 0, ra, tq, k.len_q - x.m * kBlockM);
     sm90::fence_proxy_async_shared();
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(bars.dq_full(b));
@@ -409,7 +415,8 @@ __device__ __forceinline__ void consume(const Args& a, const Block& k, std::uint
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads, 1)
     bwd_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do, const Args a) {
+             const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+             const __grid_constant__ CUtensorMap tm_dq, const Args a) {
 #ifdef GENBENCH_SM90A_ENABLED
   using L = Layout<D>;
   extern __shared__ unsigned char smem_raw[];
@@ -436,7 +443,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     sm90::setmaxnreg_dec<24>();  // 128 x 24 + 256 x 240: the 384 x 168 the launch holds
     if (tid == 0) detail::produce<D>(tm_q, tm_k, tm_v, tm_do, a, k, base, bars);
-    if (tid % 32 == 0 && tid / 32 >= 1 && tid / 32 <= L::kDqBufs) detail::write_dq<D>(a, k, base, bars, tid / 32 - 1);
+    if (tid % 32 == 0 && tid / 32 >= 1 && tid / 32 <= L::kDqBufs)
+      detail::write_dq<D>(tm_dq, a, k, base, bars, tid / 32 - 1);
     return;
   }
   sm90::setmaxnreg_inc<240>();

@@ -11,9 +11,10 @@ namespace genbench::attention_backward::fa3 {
 
 struct Args;
 
-// TMA maps of Q and dO (64-row boxes) and K and V (128-row boxes), 128-byte swizzle.
+// TMA maps of Q and dO (64-row boxes) and K and V (128-row boxes), 128-byte swizzle; the fp32 dQ
+// accumulator [rows_q][heads][D] for the reductions (boxes of 32 columns x 1 x 64 rows).
 struct Maps {
-  CUtensorMap q, k, v, dout;
+  CUtensorMap q, k, v, dout, dq;
 };
 
 template <typename T, int D>

@@ -30,7 +30,7 @@ void Backward<T, D>::run(const Args& a, const Maps& m, cudaStream_t stream) {
   rows::launch_pre<T, D>(a, stream);
   if (a.seqlen_k > 0) {
     bwd_main<T, D><<<dim3(u((a.seqlen_k + kBlockN - 1) / kBlockN), u(a.heads_kv), u(a.batch)), kThreads,
-                     Layout<D>::kBytes, stream>>>(m.q, m.k, m.v, m.dout, a);
+                     Layout<D>::kBytes, stream>>>(m.q, m.k, m.v, m.dout, m.dq, a);
     GENBENCH_CHECK_LAUNCH();
   }
   rows::launch_post<T, D>(a, stream);

@@ -105,10 +105,25 @@ static bool run(const Shape& s) {
   a.causal = s.causal;
   a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)));
   a.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
-  CUtensorMap mq{}, mk{}, mv{}, mdo{};
+  CUtensorMap mq{}, mk{}, mv{}, mdo{}, mdq{};
   if (p.seqlen_q > 0) {
     mq = map_of(q.data(), p.batch, p.seqlen_q, s.heads, s.d, 64, s.varlen);
     mdo = map_of(dout.data(), p.batch, p.seqlen_q, s.heads, s.d, 64, s.varlen);
+    // The fp32 dQ accumulator [rows_q][heads][D], boxes of 32 columns x 1 x 64 rows.
+    emu::TmaMap m{};
+    m.base = reinterpret_cast<const unsigned char*>(dq_acc.data());
+    m.dims[0] = s.d;
+    m.dims[1] = s.heads;
+    m.dims[2] = static_cast<std::uint64_t>(p.rows_q);
+    m.dims[3] = 1;
+    m.strides[0] = static_cast<std::uint64_t>(s.d) * 4;
+    m.strides[1] = static_cast<std::uint64_t>(s.heads) * s.d * 4;
+    m.box[0] = 32;
+    m.box[1] = 1;
+    m.box[2] = 64;
+    m.box[3] = 1;
+    m.elem = 4;
+    std::memcpy(&mdq, &m, sizeof m);
   }
   if (p.seqlen_k > 0) {
     mk = map_of(k.data(), p.batch, p.seqlen_k, s.heads_kv, s.d, 128, s.varlen);
@@ -120,7 +135,7 @@ static bool run(const Shape& s) {
                 attention_backward::rows::bwd_pre<T, D, f3::Args>, a);
   if (p.seqlen_k > 0)
     emu::launch(dim3(u((p.seqlen_k + 127) / 128), u(s.heads_kv), u(p.batch)), dim3(384), f3::Layout<D>::kBytes,
-                f3::bwd_main<T, D>, mq, mk, mv, mdo, a);
+                f3::bwd_main<T, D>, mq, mk, mv, mdo, mdq, a);
   const long long chunks = p.rows_q * s.heads * (D / 8);
   emu::launch(dim3(u(std::min(chunks / 256 + 1, 4096LL))), dim3(256), 0,
               attention_backward::rows::bwd_post<T, D, f3::Args>, a);

@@ -5,7 +5,7 @@
 // fences as no-ops; wgmma m64nNk16 (16-bit) computed when issued, by the warpgroup's thread 0,
 // in double from the shared-memory descriptors (K-major or MN-major, 128-byte swizzle) and the
 // warpgroup's gathered register fragments, into every thread's accumulator registers; shared
-// accesses by address and 1-D bulk reductions (done when issued). A tensor map is the emulation's own TmaMap stored
+// accesses by address and TMA reductions (done when issued). A tensor map is the emulation's own TmaMap stored
 // in the CUtensorMap's bytes. Covers what the fa3 backward uses; anything else fails loudly.
 #include <cuda.h>
 
@@ -249,17 +249,30 @@ inline void st_shared_f2(std::uint32_t addr, float x, float y) {
   const float v[2] = {x, y};
   std::memcpy(emu::g_smem + addr, v, 8);
 }
-// Bulk groups complete at issue: the reduction is done when it is issued.
-inline void bulk_reduce_add_f32(float* dst, std::uint32_t src, std::uint32_t bytes) {
-  if (src % 16 || bytes % 16 || reinterpret_cast<std::uintptr_t>(dst) % 16) emu::fail("bulk reduction misaligned");
+// fp32 elements, a box of one 128-byte swizzle row (32 elements) x 1 x rows; bulk groups
+// complete at issue, so the reduction is done when it is issued.
+inline void tma_reduce_add_3d(const void* tmap, std::uint32_t src, int c0, int c1, int c2) {
+  emu::TmaMap m;
+  std::memcpy(&m, tmap, sizeof m);
+  if (src % 1024) emu::fail("TMA source not 1024-aligned");
+  if (m.elem != 4 || m.box[0] != 32 || m.box[1] != 1 || m.dims[3] != 1) emu::fail("emulator: unexpected reduce box");
+  const std::uint32_t rows = m.box[2];
   emu::check_smem(src, 16);
-  emu::check_smem(src + bytes - 16, 16);
+  emu::check_smem(src + rows * 128 - 16, 16);
   ++emu::g_reds;
-  for (std::uint32_t i = 0; i < bytes / 4; ++i) {
-    float v;
-    std::memcpy(&v, emu::g_smem + src + 4 * i, 4);
-    dst[i] += v;
-  }
+  for (std::uint32_t r = 0; r < rows; ++r)
+    for (int e = 0; e < 32; ++e) {
+      const long long x0 = c0 + e, x2 = c2 + static_cast<long long>(r);
+      if (x0 < 0 || x0 >= static_cast<long long>(m.dims[0]) || c1 < 0 || c1 >= static_cast<long long>(m.dims[1]) ||
+          x2 < 0 || x2 >= static_cast<long long>(m.dims[2]))
+        continue;
+      float v, g;
+      std::memcpy(&v, emu::g_smem + emu::swz(src + r * 128 + e * 4), 4);
+      unsigned char* at = const_cast<unsigned char*>(m.base) + x0 * 4 + c1 * m.strides[0] + x2 * m.strides[1];
+      std::memcpy(&g, at, 4);
+      g += v;
+      std::memcpy(at, &g, 4);
+    }
 }
 inline void bulk_commit() {}
 template <int N>
