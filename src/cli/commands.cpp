@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "io/columns.h"
+#include "io/describe.h"
 #include "ops/implementation.h"
 #include "ops/op_doc.h"
 #include "runner/runner.h"
@@ -159,6 +160,26 @@ int cmd_list(ListFormat format) {
 
 int cmd_schema(bool markdown) {
   const std::string text = markdown ? columns::schema_markdown() : columns::schema_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
+int cmd_describe(const DescribeArgs& args) {
+  std::string text;
+  if (const Op* op = find_op(args.what)) {
+    text = args.json ? describe_op_json(*op) : describe_op_text(*op);
+  } else {
+    struct stat st {};
+    const bool looks_like_file = ::stat(args.what.c_str(), &st) == 0 || args.what.find('/') != std::string::npos ||
+                                 (args.what.size() > 3 && args.what.compare(args.what.size() - 3, 3, ".h5") == 0);
+    if (!looks_like_file) {
+      const std::string guess = closest_match(args.what, op_names());
+      throw UsageError("describe: '" + args.what + "' is no op and no file" +
+                       (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                       "; the ops: " + join(op_names(), ", ") + "; or give a result file (.h5)");
+    }
+    text = args.json ? describe_file_json(args.what) : describe_file_text(args.what);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }

@@ -32,6 +32,14 @@ int cmd_info(const Comm& comm);
 // docs/hdf5-schema.md.
 int cmd_schema(bool markdown);
 
+struct DescribeArgs {
+  std::string what;  // an op's name or a result file
+  bool json = false;
+};
+// One op from the registry, or a result file (io/describe.h). A name that is no op and no file
+// is a UsageError listing the ops.
+int cmd_describe(const DescribeArgs& args);
+
 }  // namespace genbench
 
 #include "version.h"

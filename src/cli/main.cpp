@@ -1,4 +1,4 @@
-// genbench: one binary, subcommands run | validate | list | info | export | schema.
+// genbench: one binary, subcommands run | validate | list | info | export | schema | describe.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -66,6 +66,11 @@ int main(int argc, char** argv) {
   bool schema_markdown = false;
   auto* schema_cmd = app.add_subcommand("schema", "every result-file dataset and column, with type, unit and meaning");
   schema_cmd->add_flag("--markdown", schema_markdown, "the tables of docs/hdf5-schema.md");
+  DescribeArgs describe_args;
+  auto* describe_cmd = app.add_subcommand(
+      "describe", "one op (axes, implementations, result columns, ceiling, analysis) or one result file");
+  describe_cmd->add_option("what", describe_args.what, "an op's name, or a result file (.h5)")->required();
+  describe_cmd->add_flag("--json", describe_args.json, "the same as JSON");
 
   try {
     app.parse(argc, argv);
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
     }
     if (*list) return cmd_list(list_markdown ? ListFormat::markdown : list_json ? ListFormat::json : ListFormat::text);
     if (*schema_cmd) return cmd_schema(schema_markdown);
+    if (*describe_cmd) return cmd_describe(describe_args);
     // A run's stop signals are caught before MPI starts: a scheduler's SIGUSR1 that lands while
     // the ranks are still starting (MPI_Init waits for every rank) then stops the run before its
     // first point, with an interrupted file, instead of killing the rank.

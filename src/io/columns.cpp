@@ -250,16 +250,6 @@ std::string md_table(const std::vector<Column>& cols) {
   return o;
 }
 
-std::string text_table(const std::vector<Column>& cols) {
-  std::size_t w = 6;
-  for (const auto& c : cols) w = std::max(w, c.name.size());
-  std::string o;
-  for (const auto& c : cols)
-    o += strprintf("  %-*s %-9s %-8s %s\n", int(w), c.name.c_str(), type_cell(c).c_str(),
-                   c.unit.empty() ? "-" : c.unit.c_str(), c.meaning.c_str());
-  return o;
-}
-
 }  // namespace
 
 const char* type_name(ColumnType t) {
@@ -403,21 +393,37 @@ std::string schema_description_json() {
   return d.dump();
 }
 
+std::string columns_text(const std::vector<Column>& cols) {
+  std::size_t w = 6, ws = 0;
+  for (const auto& c : cols) {
+    w = std::max(w, c.name.size());
+    ws = std::max(ws, c.source.size());
+  }
+  std::string o;
+  for (const auto& c : cols) {
+    o += strprintf("  %-*s %-9s %-8s ", int(w), c.name.c_str(), type_cell(c).c_str(),
+                   c.unit.empty() ? "-" : c.unit.c_str());
+    if (ws) o += strprintf("%-*s  ", int(ws), c.source.empty() ? "-" : c.source.c_str());
+    o += c.meaning + "\n";
+  }
+  return o;
+}
+
 std::string schema_text() {
   std::string o =
       strprintf("genbench result file, schema version %d (docs/hdf5-schema.md)\n\n", schema::kSchemaVersion);
-  o += "/benchmarks/<name>/points: " + std::string(kPointsNote) + "\n" + text_table(points_fixed());
+  o += "/benchmarks/<name>/points: " + std::string(kPointsNote) + "\n" + columns_text(points_fixed());
   o += strprintf("  (the benchmark's axes follow '%s'; the op's columns follow the last fixed column)\n\n", kAxesAfter);
-  o += "/benchmarks/<name>/rank_stats: " + std::string(kRankStatsNote) + "\n" + text_table(rank_stats()) + "\n";
+  o += "/benchmarks/<name>/rank_stats: " + std::string(kRankStatsNote) + "\n" + columns_text(rank_stats()) + "\n";
   o += "/benchmarks/<name>/samples: f64 [(sweep_size·rounds) x world_size x timing.max_iterations], s: " +
        std::string(kSamplesMeaning) + "\n\n";
-  o += "/system: one row per rank\n" + text_table(system()) + "\n";
-  o += "/ceilings: one row per rank and ceiling (cuda backend)\n" + text_table(ceilings());
+  o += "/system: one row per rank\n" + columns_text(system()) + "\n";
+  o += "/ceilings: one row per rank and ceiling (cuda backend)\n" + columns_text(ceilings());
   for (const Op* op : all_ops()) {
-    o += "\nop " + op->name() + ": axes (after 'impl')\n" + text_table(axis_columns(*op));
+    o += "\nop " + op->name() + ": axes (after 'impl')\n" + columns_text(axis_columns(*op));
     const auto oc = op_columns(*op);
-    o +=
-        "op " + op->name() + ": op columns (after 'ceiling_fraction')\n" + (oc.empty() ? "  (none)\n" : text_table(oc));
+    o += "op " + op->name() + ": op columns (after 'ceiling_fraction')\n" +
+         (oc.empty() ? "  (none)\n" : columns_text(oc));
   }
   return o;
 }

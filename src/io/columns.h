@@ -2,7 +2,8 @@
 // Every result-file dataset's columns, declared once (schema version 2). Each table below gives
 // a column's name, type, unit and meaning together with how its value is obtained from the
 // record the row describes (PointRecord, RankRecord, DeviceInfo, Ceiling). These tables make the
-// HDF5 compound types, fill the rows the writer appends, print `genbench schema`, produce the
+// HDF5 compound types, fill the rows the writer appends, print `genbench schema` (and the op
+// columns of `genbench describe`, io/describe.h), produce the
 // tables of docs/hdf5-schema.md (a test compares them) and the JSON description stored in every
 // file (root attribute `schema_description`, per benchmark `columns`).
 #include <cstddef>
@@ -30,6 +31,9 @@ struct Column {
   std::string unit;         // "" when dimensionless
   std::string meaning;
   std::string kind;  // points only: fixed | axis | op
+  // How an op column's value is obtained (column_kind_source), for `genbench describe`; "" in
+  // the schema's tables.
+  std::string source;
 };
 
 const char* type_name(ColumnType t);  // "i64", "f64", "str"
@@ -66,5 +70,8 @@ std::string schema_description_json();
 // op's columns. markdown: the tables docs/hdf5-schema.md holds between its schema markers.
 std::string schema_text();
 std::string schema_markdown();
+// The text table both print, one line per column: name, type, unit, then how its value is
+// obtained where any column has a source, then its meaning.
+std::string columns_text(const std::vector<Column>& cols);
 
 }  // namespace genbench::columns

@@ -91,6 +91,26 @@ std::int64_t get_attr_int(hid_t loc, const char* name) {
   return v;
 }
 
+std::vector<std::string> get_attr_strings(hid_t loc, const char* name) {
+  std::vector<std::string> out;
+  Id a(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) return out;
+  Id ftype(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(ftype) != H5T_STRING || H5Tis_variable_str(ftype) <= 0) return out;
+  Id space(H5Aget_space(a), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space) != 1) return out;
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (n <= 0) return out;
+  std::vector<char*> p(static_cast<std::size_t>(n), nullptr);
+  Id type = vlen_string_type();
+  if (H5Aread(a, type, p.data()) < 0) return out;
+  for (char* s : p) {
+    out.emplace_back(s ? s : "");
+    if (s) H5free_memory(s);
+  }
+  return out;
+}
+
 std::size_t Compound::add(const std::string& name, Kind kind, std::size_t str_len, const std::string& unit) {
   const std::size_t sz = kind == Kind::str ? str_len : 8;
   cols_.push_back({name, kind, size_, sz, unit});

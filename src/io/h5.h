@@ -49,6 +49,9 @@ void set_attr(hid_t loc, const char* name, const std::vector<std::string>& value
 bool has_attr(hid_t loc, const char* name);
 std::string get_attr_string(hid_t loc, const char* name);
 std::int64_t get_attr_int(hid_t loc, const char* name);
+// A one-dimensional attribute of variable-length strings (set_attr's vector form); empty when
+// it is missing or of another type.
+std::vector<std::string> get_attr_strings(hid_t loc, const char* name);
 
 // A compound row type built column by column, and a packed row buffer for it.
 class Compound {

@@ -21,6 +21,16 @@ OpColumn f64_column(std::string name, std::string unit, std::string meaning, Col
 
 }  // namespace
 
+const char* column_kind_source(ColumnKind k) {
+  switch (k) {
+    case ColumnKind::effective: return "from the point (the shape that runs)";
+    case ColumnKind::chosen: return "reported by the case (what it chose)";
+    case ColumnKind::metric: return "from the work and the median time";
+    case ColumnKind::extra: return "reported by the case (measured beside the timed run)";
+  }
+  return "?";
+}
+
 OpColumns& OpColumns::metric(std::string name, std::string unit, std::string meaning,
                              double (*rate)(const Work&, double), std::string label) {
   OpColumn c = f64_column(std::move(name), std::move(unit), std::move(meaning), ColumnKind::metric);

@@ -2,8 +2,9 @@
 // An op's columns of the points table (after the fixed columns, docs/hdf5-schema.md): each is
 // one declaration carrying its name, type, unit, meaning and how its value is obtained. The
 // writer (the runner's row, Op::values), `genbench schema` and docs/hdf5-schema.md's tables
-// (io/columns.cpp), the stored op_description (Op::description_json) and through it the Python
-// analysis all read that one list (Op::columns()). An op declares its own with the builder:
+// (io/columns.cpp), `genbench describe` (io/describe.cpp), the stored op_description
+// (Op::description_json) and through it the Python analysis all read that one list
+// (Op::columns()). An op declares its own with the builder:
 //
 //   OpColumns c;
 //   c.effective("effective_batch", "sequences", "sequences that ran",
@@ -59,6 +60,9 @@ using ColumnValue = std::variant<std::int64_t, double, std::string>;
 
 enum class ColumnKind { effective, chosen, metric, extra };
 const char* column_kind_name(ColumnKind k);  // "effective", "chosen", "metric", "extra"
+// How a column of kind k gets its value, one phrase (`genbench describe`): from the point, from
+// the work and the median time, or reported by the case.
+const char* column_kind_source(ColumnKind k);
 
 struct OpColumn {
   std::string name;

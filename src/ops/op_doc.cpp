@@ -30,16 +30,7 @@ std::string cell(std::string s) {
 
 std::string code(const std::string& s) { return "`" + s + "`"; }
 
-std::string size_text(std::int64_t v) {
-  static const char* suffix[] = {"K", "M", "G", "T"};
-  if (v <= 0 || v % 1024 != 0) return std::to_string(v);
-  int i = -1;
-  while (v % 1024 == 0 && i < 3) {
-    v /= 1024;
-    ++i;
-  }
-  return std::to_string(v) + suffix[i];
-}
+std::string size_text(std::int64_t v) { return binary_size_text(v); }
 
 std::string values_text(const AxisSpec& a) {
   std::vector<std::string> v;
@@ -86,6 +77,17 @@ nlohmann::json value_json(const AxisSpec& a, const AxisValue& v) {
 
 }  // namespace
 
+std::string binary_size_text(std::int64_t v) {
+  static const char* suffix[] = {"K", "M", "G", "T"};
+  if (v <= 0 || v % 1024 != 0) return std::to_string(v);
+  int i = -1;
+  while (v % 1024 == 0 && i < 3) {
+    v /= 1024;
+    ++i;
+  }
+  return std::to_string(v) + suffix[i];
+}
+
 std::string axis_value_text(const AxisSpec& a, const AxisValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) {
     if (a.type == AxisType::boolean) return *i ? "true" : "false";
@@ -118,47 +120,61 @@ std::string config_markdown() {
   return o;
 }
 
+namespace {
+
+// One op's entry of registry_json().
+nlohmann::json op_entry(const Op& op) {
+  using nlohmann::json;
+  json axes = json::array();
+  for (const auto& a : op.axes()) {
+    json j{{"name", a.name},
+           {"type", axis_type_name(a.type)},
+           {"default", value_json(a, a.default_value)},
+           {"unit", a.unit},
+           {"help", a.help},
+           {"tuning", a.tuning}};
+    if (a.type == AxisType::choice) j["choices"] = a.choices;
+    if (a.type == AxisType::integer || a.type == AxisType::size) {
+      j["min"] = a.min;
+      j["max"] = a.max;
+      if (!a.allowed.empty()) j["allowed"] = a.allowed;
+    }
+    axes.push_back(j);
+  }
+  json impls = json::array();
+  for (const auto* impl : Registry::instance().for_op(op.name())) {
+    std::vector<std::string> tuning;
+    for (const auto& t : impl->info().tuning) tuning.push_back(t.name);
+    impls.push_back({{"name", impl->name()},
+                     {"backend", backend_name(impl->backend())},
+                     {"description", impl->description()},
+                     {"built", impl->info().missing.empty()},
+                     {"tuning", tuning}});
+  }
+  const HostExample ex = op.host_example();
+  json ex_axes = json::object();
+  for (const auto& [name, values] : ex.axes) {
+    const std::size_t i = op.axis_index(name);
+    if (i >= op.axes().size()) throw Error("op " + op.name() + ": its host example names no axis " + name);
+    json v = json::array();
+    for (const auto& x : values) v.push_back(value_json(op.axes()[i], x));
+    ex_axes[name] = v;
+  }
+  return {{"name", op.name()},
+          {"summary", op.summary()},
+          {"axes", axes},
+          {"implementations", impls},
+          {"host_example", {{"axes", ex_axes}, {"ranks", ex.ranks}}}};
+}
+
+}  // namespace
+
+std::string op_registry_json(const Op& op) { return op_entry(op).dump(); }
+
 std::string registry_json() {
   using nlohmann::json;
   json ops = json::array();
-  for (const Op* op : all_ops()) {
-    json axes = json::array();
-    for (const auto& a : op->axes()) {
-      json j{{"name", a.name},
-             {"type", axis_type_name(a.type)},
-             {"default", value_json(a, a.default_value)},
-             {"unit", a.unit},
-             {"help", a.help},
-             {"tuning", a.tuning}};
-      if (a.type == AxisType::choice) j["choices"] = a.choices;
-      if (a.type == AxisType::integer || a.type == AxisType::size) {
-        j["min"] = a.min;
-        j["max"] = a.max;
-        if (!a.allowed.empty()) j["allowed"] = a.allowed;
-      }
-      axes.push_back(j);
-    }
-    json impls = json::array();
-    for (const auto* impl : Registry::instance().for_op(op->name()))
-      impls.push_back({{"name", impl->name()},
-                       {"backend", backend_name(impl->backend())},
-                       {"description", impl->description()},
-                       {"built", impl->info().missing.empty()}});
-    const HostExample ex = op->host_example();
-    json ex_axes = json::object();
-    for (const auto& [name, values] : ex.axes) {
-      const std::size_t i = op->axis_index(name);
-      if (i >= op->axes().size()) throw Error("op " + op->name() + ": its host example names no axis " + name);
-      json v = json::array();
-      for (const auto& x : values) v.push_back(value_json(op->axes()[i], x));
-      ex_axes[name] = v;
-    }
-    ops.push_back({{"name", op->name()},
-                   {"summary", op->summary()},
-                   {"axes", axes},
-                   {"implementations", impls},
-                   {"host_example", {{"axes", ex_axes}, {"ranks", ex.ranks}}}});
-  }
+  for (const Op* op : all_ops()) ops.push_back(op_entry(*op));
   json ceilings = json::array();
   for (const auto* s : CeilingRegistry::instance().all())
     ceilings.push_back({{"name", s->info.name},

@@ -3,8 +3,10 @@
 //   config_markdown()      the per-op reference sections of docs/config.md, each between its two
 //                          markers (`genbench list --markdown`; scripts/config-doc.py rewrites
 //                          them and tests/ops/config_doc_test.cpp fails when they drift)
-//   registry_json()        ops, their axes, implementations and host examples, and the ceiling
-//                          sources (`genbench list --json`; tests/e2e/test_every_op_host.py)
+//   registry_json()        ops, their axes, implementations (with their tuning axes) and host
+//                          examples, and the ceiling sources (`genbench list --json`;
+//                          tests/e2e/test_every_op_host.py); op_registry_json() one op's entry
+//                          (`genbench describe OP` starts from it)
 #include <string>
 
 #include "ops/op.h"
@@ -27,6 +29,10 @@ std::string config_markdown();
 // (1M, 256M) where exact.
 std::string axis_value_text(const AxisSpec& axis, const AxisValue& v);
 
+// A size as a config writes it: 1K, 256M where the binary suffix is exact, else the number.
+std::string binary_size_text(std::int64_t v);
+
 std::string registry_json();
+std::string op_registry_json(const Op& op);
 
 }  // namespace genbench

@@ -1,9 +1,9 @@
 """End to end, every registered op: the ops come from `genbench list --json`, and each one's host
 example (Op::host_example(), declared in the op's folder) runs its host path whole: a config made
 from the example, `genbench validate`, `genbench run` on the host backend (under mpirun where the
-example needs more than one rank), the HDF5 file, `genbench schema`, and the analysis (load,
-describe, report). An op added later is covered by this test as it is; one without a host
-implementation, or whose example fails a step, fails it."""
+example needs more than one rank), the HDF5 file, `genbench schema`, `genbench describe` (the op,
+then the file), and the analysis (load, describe, report). An op added later is covered by this
+test as it is; one without a host implementation, or whose example fails a step, fails it."""
 import json
 import os
 import subprocess
@@ -102,6 +102,36 @@ def test_host_path_end_to_end(op, tmp_path):
     assert f"op {name}:" in s.stdout
     for c in desc["columns"]:
         assert c["name"] in s.stdout, c["name"]
+
+    # genbench describe: the op from the registry and the op as the file stores it, each declared
+    # column on its own line with its unit and how its value is obtained
+    def column_lines(text):
+        return {l.split()[0]: l for l in text.splitlines() if l.startswith("  ") and l.split()}
+
+    d = genbench("describe", name)
+    assert d.returncode == 0, d.stdout + d.stderr
+    assert d.stdout.startswith(f"op {name}"), d.stdout
+    f = genbench("describe", out)
+    assert f.returncode == 0, f.stdout + f.stderr
+    assert f"benchmark {bench} (op {name}): " in f.stdout and f"status: ok {total}\n" in f.stdout, f.stdout
+    for text in (d.stdout, f.stdout):
+        lines = column_lines(text)
+        for c in desc["columns"]:
+            line = lines.get(c["name"])
+            assert line, f"{name}: column {c['name']} not described\n{text}"
+            assert f" {c['unit'] or '-'} " in line and c["meaning"] in line, line
+            assert ("from " if c["kind"] in ("effective", "metric") else "reported by the case") in line, line
+    dj = genbench("describe", name, "--json")
+    assert dj.returncode == 0, dj.stderr
+    dj = json.loads(dj.stdout)
+    want = [(c["name"], c["unit"], c["kind"]) for c in desc["columns"]]
+    assert [(c["name"], c["unit"], c["kind"]) for c in dj["columns"]] == want
+    assert all(c["computed"] for c in dj["columns"])
+    fj = genbench("describe", out, "--json")
+    assert fj.returncode == 0, fj.stderr
+    [b] = json.loads(fj.stdout)["benchmarks"]
+    assert b["name"] == bench and b["op"] == name and b["status"] == {"ok": total} and b["completed"] == total
+    assert [(c["name"], c["unit"], c["kind"]) for c in b["description"]["columns"]] == want
 
     # the analysis: load, describe, report
     import genbench_analysis as ga
