@@ -24,7 +24,7 @@ step build 300 build.txt bash -c "$(declare -f build); build new genbench genben
 for v in new base; do grep -E " error|FAILED" "$OUT/build-$v.txt" | head -5; [ -x "/tmp/ab-$v/build/bin/genbench" ] || { echo "$v: no genbench"; tail -20 "$OUT/build-$v.txt"; }; done
 if [ -n "${FILTER:-}" ]; then
   step tests 150 tests.txt /tmp/ab-new/build/tests/genbench_tests --gtest_filter="$FILTER"
-  grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |Failure|Expected|Which is|error|worst" "$OUT/tests.txt" | cut -c1-240 | head -60
+  grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |Failure|Expected|Which is" "$OUT/tests.txt" | cut -c1-240 | head -40
 fi
 mk() {  # name impls
   cat <<YAML
@@ -71,4 +71,6 @@ YAML
     grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Registers Per|Issue Slots Busy|L2 Hit Rate|DRAM Throughput|No Eligible|Warp Cycles Per Issued" "$OUT/details.txt" | cut -c1-160 | head -60
   fi
 fi
+# The tests' verdict again, last, where a tail of this output still shows it.
+[ -f "$OUT/tests.txt" ] && grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|tests ran" "$OUT/tests.txt" | sed 's/^/tests: /'
 echo "== done at $(( $(date +%s) - t0 ))s"
