@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/attention_backward/common/backward_fused.h"
+#include "kernels/attention_backward/fa3_sm90/fa3_bwd_args.h"
 #include "kernels/attention_backward/fa3_sm90/fa3_bwd_kernel.cuh"
 #include "kernels/attention_backward/fa3_sm90/fa3_bwd_launch.h"
 #include "kernels/common/sm90_support.h"
@@ -18,10 +19,6 @@
 namespace genbench::attention_backward::fa3 {
 
 namespace {
-
-// The workspace (common/backward_fused.h): rows padded to whole query blocks, the fp32 dQ
-// accumulator.
-RowWorkspace layout(const BackwardParams& p) { return row_workspace(p, kBlockM, true); }
 
 std::string str(long long x) { return std::to_string(x); }
 
@@ -54,36 +51,10 @@ std::string unsupported(const BackwardParams& p, int sm_major, int sm_minor) {
   return shape_unsupported(p);
 }
 
-std::size_t workspace_bytes(const BackwardParams& p) { return layout(p).bytes(); }
+std::size_t workspace_bytes(const BackwardParams& p) { return workspace_layout(p).bytes(); }
 
 void launch(const BackwardParams& p, void* workspace, cudaStream_t stream) {
-  Args a{};
-  a.o = p.o;
-  a.dout = p.dout;
-  a.lse = p.lse;
-  a.dq = p.dq;
-  a.dk = p.dk;
-  a.dv = p.dv;
-  a.cu_q = p.cu_q;
-  a.cu_k = p.cu_k;
-  const RowWorkspace w = layout(p);
-  a.lse2 = w.lse2(workspace);
-  a.dsum = w.dsum(workspace);
-  a.dq_acc = w.dq_acc(workspace);
-  a.batch = p.batch;
-  a.heads = p.heads;
-  a.heads_kv = p.heads_kv;
-  a.group = p.heads / p.heads_kv;
-  a.seqlen_q = p.seqlen_q;
-  a.seqlen_k = p.seqlen_k;
-  a.lpad = w.padded_rows;
-  a.rows_q = p.rows_q;
-  a.rows_k = p.rows_k;
-  a.lse_head_stride = p.lse_head_stride;
-  a.varlen = p.varlen;
-  a.causal = p.causal;
-  a.scale = p.scale;
-  a.scale_log2 = static_cast<float>(static_cast<double>(p.scale) * 1.4426950408889634);
+  const Args a = make_args(p, workspace);
   Maps m{};
   if (p.seqlen_q > 0) {  // a map cannot have an empty dimension; without query rows none is read
     m.q = map16(p, p.q, p.heads, p.seqlen_q, kBlockM);

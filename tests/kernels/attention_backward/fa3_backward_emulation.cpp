@@ -18,6 +18,7 @@
 #include "kernels/common/fast_math.cuh"
 #include "kernels/attention_backward/common/backward_rows.cuh"
 #include "kernels/attention_backward/fa3_sm90/fa3_bwd_kernel.cuh"
+#include "kernels/attention_backward/fa3_sm90/fa3_bwd_args.h"
 // clang-format on
 
 #include <algorithm>
@@ -71,47 +72,45 @@ static bool run(const Shape& s) {
   };
   std::vector<std::uint16_t> q = bits(p.q), k = bits(p.k), v = bits(p.v), o = bits(p.o), dout = bits(p.dout);
   std::vector<std::uint16_t> dq(q.size(), 0xffff), dk(k.size(), 0xffff), dv(v.size(), 0xffff);
-  const int lpad = (p.seqlen_q + 63) / 64 * 64;
-  std::vector<float> lse2(static_cast<std::size_t>(p.batch) * s.heads * lpad + 64, NAN), dsum(lse2.size(), NAN);
-  std::vector<float> dq_acc(q.size() + 16, NAN);
+  // The module's parameters and workspace over the host arrays (workspace and outputs NaN or
+  // 0xffff, so an unwritten element fails), 64 floats of slack past the workspace.
+  attention_backward::BackwardParams bp{};
+  bp.o = o.data();
+  bp.dout = dout.data();
+  bp.lse = p.lse.data();
+  bp.dq = dq.data();
+  bp.dk = dk.data();
+  bp.dv = dv.data();
+  bp.cu_q = p.cu_q.data();
+  bp.cu_k = p.cu_k.data();
+  bp.batch = p.batch;
+  bp.heads = s.heads;
+  bp.heads_kv = s.heads_kv;
+  bp.head_dim = s.d;
+  bp.seqlen_q = p.seqlen_q;
+  bp.seqlen_k = p.seqlen_k;
+  bp.rows_q = p.rows_q;
+  bp.rows_k = p.rows_k;
+  bp.lse_head_stride = s.varlen ? p.rows_q : p.seqlen_q;
+  bp.varlen = s.varlen;
+  bp.causal = s.causal;
+  bp.dtype = s.dtype;
+  bp.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)));
+  std::vector<float> workspace(f3::workspace_layout(bp).bytes() / sizeof(float) + 64, NAN);
+  const f3::Args a = f3::make_args(bp, workspace.data());
+  const int lpad = a.lpad;
   // 16-byte alignment of the bulk copies' sources
-  if (reinterpret_cast<std::uintptr_t>(lse2.data()) % 16 || reinterpret_cast<std::uintptr_t>(dsum.data()) % 16) {
+  if (reinterpret_cast<std::uintptr_t>(a.lse2) % 16 || reinterpret_cast<std::uintptr_t>(a.dsum) % 16) {
     std::printf("unaligned host arrays\n");
     return false;
   }
-  f3::Args a{};
-  a.o = o.data();
-  a.dout = dout.data();
-  a.lse = p.lse.data();
-  a.dq = dq.data();
-  a.dk = dk.data();
-  a.dv = dv.data();
-  a.cu_q = p.cu_q.data();
-  a.cu_k = p.cu_k.data();
-  a.lse2 = lse2.data();
-  a.dsum = dsum.data();
-  a.dq_acc = dq_acc.data();
-  a.batch = p.batch;
-  a.heads = s.heads;
-  a.heads_kv = s.heads_kv;
-  a.group = s.heads / s.heads_kv;
-  a.seqlen_q = p.seqlen_q;
-  a.seqlen_k = p.seqlen_k;
-  a.lpad = lpad;
-  a.rows_q = p.rows_q;
-  a.rows_k = p.rows_k;
-  a.lse_head_stride = s.varlen ? p.rows_q : p.seqlen_q;
-  a.varlen = s.varlen;
-  a.causal = s.causal;
-  a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)));
-  a.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * 1.4426950408889634);
   CUtensorMap mq{}, mk{}, mv{}, mdo{}, mdq{};
   if (p.seqlen_q > 0) {
     mq = map_of(q.data(), p.batch, p.seqlen_q, s.heads, s.d, 64, s.varlen);
     mdo = map_of(dout.data(), p.batch, p.seqlen_q, s.heads, s.d, 64, s.varlen);
     // The fp32 dQ accumulator [rows_q][heads][D], boxes of 32 columns x 1 x 64 rows.
     emu::TmaMap m{};
-    m.base = reinterpret_cast<const unsigned char*>(dq_acc.data());
+    m.base = reinterpret_cast<const unsigned char*>(a.dq_acc);
     m.dims[0] = s.d;
     m.dims[1] = s.heads;
     m.dims[2] = static_cast<std::uint64_t>(p.rows_q);
