@@ -174,6 +174,8 @@ Json op_json(const Op& op) {
 
 // ---- text ----
 
+constexpr std::size_t kValuesWidth = 40;  // wider lists of an axis's values go under the table
+
 // Rows of cells as aligned columns under a two-space indent; the last cell is not padded.
 std::string aligned(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> w;
@@ -329,6 +331,7 @@ std::string op_text(const Json& d) {
     // A description stored in a file has no defaults or values: those columns are left out.
     const bool full = std::any_of(axes.begin(), axes.end(), [](const Json& a) { return a.contains("default"); });
     std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> long_values;
     if (full) rows.push_back({"name", "type", "unit", "default", "values", "meaning"});
     else rows.push_back({"name", "type", "unit", "meaning"});
     for (const auto& a : axes) {
@@ -340,12 +343,20 @@ std::string op_text(const Json& d) {
         type = owners.empty() ? "tuning" : "tuning (" + join(owners, ", ") + ")";
       }
       const std::string unit = str(a, "unit").empty() ? "-" : str(a, "unit");
-      if (full)
-        rows.push_back(
-            {str(a, "name"), type, unit, value_text(a, member(a, "default")), values_text(a), str(a, "help")});
-      else rows.push_back({str(a, "name"), type, unit, str(a, "help")});
+      if (full) {
+        // A long list of values goes under the table, so that it does not widen every row.
+        std::string values = values_text(a);
+        if (values.size() > kValuesWidth) {
+          long_values.push_back("  " + str(a, "name") + ": " + values + "\n");
+          values = "(below)";
+        }
+        rows.push_back({str(a, "name"), type, unit, value_text(a, member(a, "default")), values, str(a, "help")});
+      } else {
+        rows.push_back({str(a, "name"), type, unit, str(a, "help")});
+      }
     }
     o += aligned(rows);
+    for (const auto& l : long_values) o += l;
   }
 
   const Json& impls = member(d, "implementations");

@@ -82,6 +82,9 @@ TEST(Describe, TuningAxesByImplementation) {
   const std::string fa3 = column_line(text, "fa3 (cuda)");
   EXPECT_NE(fa3.find("fa3_pingpong"), std::string::npos) << text;
   EXPECT_EQ(fa3.find("fa2_tile"), std::string::npos) << fa3;
+  // fa2_tile's many values go on their own line under the axes table.
+  EXPECT_NE(column_line(text, "fa2_tile").find(" (below) "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  fa2_tile: auto, "), std::string::npos) << text;
 }
 
 // The ceiling at the defaults, and the axes that change it: attention's dtype, w4a16's m (copy
