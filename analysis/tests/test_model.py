@@ -3,6 +3,7 @@ backend with 2 ranks (data/model-host.yaml), checked against sums computed by ha
 file's own medians; parts missing, unsupported, failed or not run are reported, never counted as
 zero. And every configs/models/*.yaml validates with the binary at its tensor-parallel degree."""
 
+import functools
 import glob
 import json
 import math
@@ -24,6 +25,7 @@ BINARY = os.environ.get("GENBENCH_BIN", os.path.join(REPO, "build", "bin", "genb
 MODELS = os.path.join(REPO, "configs", "models")
 
 
+@functools.lru_cache(maxsize=None)
 def _binary_ops():
     if not os.path.exists(BINARY):
         pytest.fail(f"genbench binary not found at {BINARY}")
@@ -400,15 +402,31 @@ def test_model_dimensions_that_do_not_fit_are_refused_with_their_line(tmp_path):
         assert not list(out.iterdir())
 
 
-@pytest.mark.parametrize("config", [os.path.basename(c) for c in _model_configs()])
-def test_model_config_validates(config):
-    path = os.path.join(MODELS, config)
+def _config_ops(path):
     text = open(path).read()
-    ops = {ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.strip().startswith("op:")}
-    _needs(ops)
-    tp = int(config.split("-tp")[1].split("-")[0])
-    p = subprocess.run([BINARY, "validate", path, "--world-size", str(tp)], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, env=_genbench_env(), cwd=REPO)
+    return {ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.strip().startswith("op:")}
+
+
+def _validate(path):
+    tp = int(os.path.basename(path).split("-tp")[1].split("-")[0])
+    return subprocess.run([BINARY, "validate", path, "--world-size", str(tp)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=_genbench_env(), cwd=REPO, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def validated():
+    """`genbench validate` of every model config whose ops this build has, run side by side (most
+    of each run is MPI's start-up, spent waiting): config name -> CompletedProcess."""
+    from concurrent.futures import ThreadPoolExecutor
+    paths = [c for c in _model_configs() if not _config_ops(c) - _binary_ops()]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip(map(os.path.basename, paths), pool.map(_validate, paths)))
+
+
+@pytest.mark.parametrize("config", [os.path.basename(c) for c in _model_configs()])
+def test_model_config_validates(config, validated):
+    _needs(_config_ops(os.path.join(MODELS, config)))
+    p = validated[config]
     assert p.returncode == 0, p.stdout[-3000:]
     assert "benchmark" in p.stdout.lower() or p.stdout.strip()
 
