@@ -276,11 +276,110 @@ __device__ __forceinline__ void finish_tile(const Params& p, const float (&acc)[
   store_tile<T>(p, red, s_last, MT * 16, m_block, n_block);
 }
 
+// ------------------------------------------------------------------ the fused kernel's parts
+// As the streaming and wide kernels' (below): w4a16_mma_kernel's state stays in its locals, a
+// part takes the arrays and what it changes by reference (mma_load from the kernel's load
+// lambda, which passes its captures by reference), the values it only reads by value. The group
+// test and the mma stay in the kernel: with either in a part (the test in mma_group, the mma with
+// the operands) the kernels' accumulators are numbered and assigned registers otherwise.
+
+// The copies of stage it into slot: this thread's weight chunks, the A rows (rows past m left as
+// they are), the scale rows and (ZP) the zero words of the stage's groups.
+template <typename T, int MT, bool ZP>
+__device__ __forceinline__ void mma_load(const Params& p, const int& tid, const int& lane, const int& wn, const int& wk,
+                                         const int& n_block, const int& it_begin, const int& nt, bool nt_ok,
+                                         const int& group_rows, const int& m0, const T* const& a, int slot, int it) {
+  extern __shared__ __align__(128) unsigned char smem[];  // the kernel's
+  constexpr int kABytes = MT * 16 * kBlockK * 2;          // (rows, 128 k) halves, 256-byte rows
+  constexpr int kStage = stage_bytes<MT>();
+  const int ki = it_begin + it, k0 = ki * kBlockK;
+  unsigned char* st = smem + slot * kStage;
+  if (nt_ok) {  // this thread's own chunks: (warp wn, wk, slice h), lane's 16 bytes
+#pragma unroll
+    for (int h = 0; h < kSlices; ++h) {
+      const std::size_t kt = static_cast<std::size_t>(ki) * (kBlockK / kTileK) + wk * kSlices + h;
+      cp_async16(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16,
+                 p.w + (kt * p.ntn + nt) * kTileBytes + lane * 16, true);
+    }
+  }
+  // Rows past m are left as they are: row i of D depends on row i of A alone, and rows past
+  // m are never stored.
+  for (int c = tid; c < MT * 16 * 16; c += kThreads) {  // (rows, 16 chunks of 8 elements)
+    const int r = c >> 4, ch = c & 15, gm = m0 + r;
+    if (gm < p.m)
+      cp_async16(st + r * 256 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(gm) * p.k + k0 + ch * 8, true);
+  }
+  if (tid < 16 * group_rows) {  // (rows, 16 chunks of 8 scales)
+    const int r = tid >> 4, ch = tid & 15, gr = k0 / p.group + r;
+    if (n_block * 2 + (ch >> 3) < p.ntn)
+      cp_async16(st + kABytes + kWeightBytes + r * 256 + ch * 16,
+                 p.s + (static_cast<std::size_t>(gr) * p.n + n_block * kBlockN) * 2 + ch * 16, true);
+  }
+  if (ZP && tid >= 64 && tid < 64 + 4 * group_rows) {  // (rows, 4 chunks of 4 words)
+    const int c = tid - 64, r = c >> 2, ch = c & 3, gr = k0 / p.group + r;
+    if (n_block * 2 + (ch >> 1) < p.ntn)
+      cp_async16(st + kABytes + kWeightBytes + kScaleBytes + r * 64 + ch * 16,
+                 reinterpret_cast<const unsigned char*>(p.z) +
+                     (static_cast<std::size_t>(gr) * p.ntn + n_block * 2) * 32 + ch * 16,
+                 true);
+  }
+}
+
+// Every accumulator set to 0.
+template <int MT>
+__device__ __forceinline__ void mma_zero(float (&acc)[MT][8][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[mt][j][c] = 0.0f;
+}
+
+// The scales sw and (ZP) the negated MAGIC + zero terms zn of this lane's 8 columns for the
+// k-warp's group grp, from its row of the stage at st (which starts at k0).
+template <typename T, int MT, bool ZP>
+__device__ __forceinline__ void mma_group(const Params& p, const unsigned char* st, int k0, int grp, int wn, int g,
+                                          std::uint32_t (&sw)[4], std::uint32_t (&zn)[8]) {
+  constexpr int kABytes = MT * 16 * kBlockK * 2;
+  const int r = grp - k0 / p.group;
+  const uint4 sv = *reinterpret_cast<const uint4*>(st + kABytes + kWeightBytes + r * 256 + wn * 128 + g * 16);
+  sw[0] = sv.x;
+  sw[1] = sv.y;
+  sw[2] = sv.z;
+  sw[3] = sv.w;
+  if (ZP) {
+    const std::uint32_t zw =
+        *reinterpret_cast<const std::uint32_t*>(st + kABytes + kWeightBytes + kScaleBytes + r * 64 + wn * 32 + g * 4);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) zn[j] = (Bits<T>::neg_magic | ((zw >> (4 * j)) & 0xFu)) * 0x10001u;
+  }
+}
+
+// The operands of 16-deep slice h of the stage at st: the A fragments af (ldmatrix) and the
+// lane's 4 code words wq.
+template <int MT>
+__device__ __forceinline__ void mma_operands(const unsigned char* st, int wn, int wk, int lane, int h,
+                                             std::uint32_t (&af)[MT][4], std::uint32_t (&wq)[4]) {
+  constexpr int kABytes = MT * 16 * kBlockK * 2;
+  const int slice = wk * kSlices + h;  // 16-deep slice of the stage
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int row = mt * 16 + (lane & 15), ch = slice * 2 + (lane >> 4);
+    ldmatrix_x4(af[mt], st + row * 256 + ((ch ^ (row & 7)) << 4));
+  }
+  const uint4 wv =
+      *reinterpret_cast<const uint4*>(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16);
+  wq[0] = wv.x;
+  wq[1] = wv.y;
+  wq[2] = wv.z;
+  wq[3] = wv.w;
+}
+
 template <typename T, int MT, bool ZP>
 __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int s_last;
-  constexpr int kABytes = MT * 16 * kBlockK * 2;  // (rows, 128 k) halves, 256-byte rows
   constexpr int kStage = stage_bytes<MT>();
   constexpr int kStages = stages<MT>();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -299,46 +398,11 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
   const T* a = static_cast<const T*>(p.a);
 
   auto load = [&](int slot, int it) {
-    const int ki = it_begin + it, k0 = ki * kBlockK;
-    unsigned char* st = smem + slot * kStage;
-    if (nt_ok) {  // this thread's own chunks: (warp wn, wk, slice h), lane's 16 bytes
-#pragma unroll
-      for (int h = 0; h < kSlices; ++h) {
-        const std::size_t kt = static_cast<std::size_t>(ki) * (kBlockK / kTileK) + wk * kSlices + h;
-        cp_async16(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16,
-                   p.w + (kt * p.ntn + nt) * kTileBytes + lane * 16, true);
-      }
-    }
-    // Rows past m are left as they are: row i of D depends on row i of A alone, and rows past
-    // m are never stored.
-    for (int c = tid; c < MT * 16 * 16; c += kThreads) {  // (rows, 16 chunks of 8 elements)
-      const int r = c >> 4, ch = c & 15, gm = m0 + r;
-      if (gm < p.m)
-        cp_async16(st + r * 256 + ((ch ^ (r & 7)) << 4), a + static_cast<std::size_t>(gm) * p.k + k0 + ch * 8, true);
-    }
-    if (tid < 16 * group_rows) {  // (rows, 16 chunks of 8 scales)
-      const int r = tid >> 4, ch = tid & 15, gr = k0 / p.group + r;
-      if (n_block * 2 + (ch >> 3) < p.ntn)
-        cp_async16(st + kABytes + kWeightBytes + r * 256 + ch * 16,
-                   p.s + (static_cast<std::size_t>(gr) * p.n + n_block * kBlockN) * 2 + ch * 16, true);
-    }
-    if (ZP && tid >= 64 && tid < 64 + 4 * group_rows) {  // (rows, 4 chunks of 4 words)
-      const int c = tid - 64, r = c >> 2, ch = c & 3, gr = k0 / p.group + r;
-      if (n_block * 2 + (ch >> 1) < p.ntn)
-        cp_async16(st + kABytes + kWeightBytes + kScaleBytes + r * 64 + ch * 16,
-                   reinterpret_cast<const unsigned char*>(p.z) +
-                       (static_cast<std::size_t>(gr) * p.ntn + n_block * 2) * 32 + ch * 16,
-                   true);
-    }
+    mma_load<T, MT, ZP>(p, tid, lane, wn, wk, n_block, it_begin, nt, nt_ok, group_rows, m0, a, slot, it);
   };
 
   float acc[MT][8][4];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[mt][j][c] = 0.0f;
+  mma_zero(acc);
 
   // Scales (8 x 16 bits in 4 words; duplicated into both halves at use, one prmt each) and
   // negated MAGIC + zero of this lane's 8 columns, reloaded when the group changes. A k-warp's
@@ -366,31 +430,12 @@ __global__ void __launch_bounds__(kThreads, MT == 4 ? 1 : 2) w4a16_mma_kernel(co
     const int grp = (k0 + wk * 32) / p.group;
     if (grp != cur_group) {
       cur_group = grp;
-      const int r = grp - k0 / p.group;
-      const uint4 sv = *reinterpret_cast<const uint4*>(st + kABytes + kWeightBytes + r * 256 + wn * 128 + g * 16);
-      sw[0] = sv.x;
-      sw[1] = sv.y;
-      sw[2] = sv.z;
-      sw[3] = sv.w;
-      if (ZP) {
-        const std::uint32_t zw = *reinterpret_cast<const std::uint32_t*>(st + kABytes + kWeightBytes + kScaleBytes +
-                                                                         r * 64 + wn * 32 + g * 4);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) zn[j] = (Bits<T>::neg_magic | ((zw >> (4 * j)) & 0xFu)) * 0x10001u;
-      }
+      mma_group<T, MT, ZP>(p, st, k0, grp, wn, g, sw, zn);
     }
 #pragma unroll
     for (int h = 0; h < kSlices; ++h) {
-      const int slice = wk * kSlices + h;  // 16-deep slice of the stage
-      std::uint32_t af[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const int row = mt * 16 + (lane & 15), ch = slice * 2 + (lane >> 4);
-        ldmatrix_x4(af[mt], st + row * 256 + ((ch ^ (row & 7)) << 4));
-      }
-      const uint4 wv =
-          *reinterpret_cast<const uint4*>(st + kABytes + ((wn * kWarpsK + wk) * kSlices + h) * kTileBytes + lane * 16);
-      const std::uint32_t wq[4] = {wv.x, wv.y, wv.z, wv.w};
+      std::uint32_t af[MT][4], wq[4];
+      mma_operands<MT>(st, wn, wk, lane, h, af, wq);
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
         std::uint32_t b[4];
