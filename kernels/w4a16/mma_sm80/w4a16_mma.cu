@@ -914,6 +914,89 @@ __device__ __forceinline__ void wide_to_red(float* red, bool nt_ok, int g, int t
   }
 }
 
+// Where k-tile u starts a group row (row_shift: k-tiles per row, as a shift): the row's scales
+// of the warp's two code words, in both halves (s_lo, s_hi), and their zero terms (zl, zh;
+// the symmetric zero kZlo, kZhi without ZP).
+template <typename T, bool ZP>
+__device__ __forceinline__ void wide_group_row(std::uint32_t st, std::uint32_t s_off, std::uint32_t z_off, int half,
+                                               std::uint32_t kZlo, std::uint32_t kZhi, int u, int row_shift,
+                                               std::uint32_t (&s_lo)[2], std::uint32_t (&s_hi)[2],
+                                               std::uint32_t (&zl)[2][2], std::uint32_t (&zh)[2][2]) {
+  if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
+    const std::uint32_t row = u >> row_shift;
+    std::uint32_t s0, s1;
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(s0), "=r"(s1) : "r"(st + s_off + row * kWideN * 2));
+    s_lo[0] = __byte_perm(s0, 0, 0x1010);
+    s_hi[0] = __byte_perm(s0, 0, 0x3232);
+    s_lo[1] = __byte_perm(s1, 0, 0x1010);
+    s_hi[1] = __byte_perm(s1, 0, 0x3232);
+#pragma unroll
+    for (int f = 0; f < 2; ++f) {
+      zl[f][0] = kZlo;
+      zh[f][0] = kZhi;
+      zl[f][1] = kZlo;
+      zh[f][1] = kZhi;
+    }
+    if (ZP) {
+      std::uint32_t zw;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
+#pragma unroll
+      for (int f = 0; f < 2; ++f)  // code word 2 half + f of the tile
+        zero_terms<T>(zw, 2 * half + f, zl[f][0], zh[f][0], zl[f][1], zh[f][1]);
+    }
+  }
+}
+
+// The warp's two code words of k-tile u (WG: the ones loaded a k-tile ahead in qn0, qn1, which
+// take the next k-tile's) as A fragments af, q - z times the scales.
+template <typename T, bool WG>
+__device__ __forceinline__ void wide_fragments(std::uint32_t st, std::uint32_t w_off, int u, std::uint32_t& qn0,
+                                               std::uint32_t& qn1, const std::uint32_t (&s_lo)[2],
+                                               const std::uint32_t (&s_hi)[2], const std::uint32_t (&zl)[2][2],
+                                               const std::uint32_t (&zh)[2][2], std::uint32_t (&af)[2][4]) {
+  std::uint32_t q0, q1;
+  if constexpr (WG) {
+    q0 = qn0;
+    q1 = qn1;
+    if (u + 1 < kWideTiles)
+      asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                   : "=r"(qn0), "=r"(qn1)
+                   : "r"(st + w_off + (u + 1) * 4 * kTileBytes));
+  } else {
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(q0), "=r"(q1) : "r"(st + w_off + u * 4 * kTileBytes));
+  }
+  codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
+  codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
+#pragma unroll
+  for (int f = 0; f < 2; ++f) {  // rows g (sub-tile 2w): s_lo; rows g + 8 (2w + 1): s_hi
+    af[f][0] = mul2<T>(af[f][0], s_lo[f]);
+    af[f][2] = mul2<T>(af[f][2], s_lo[f]);
+    af[f][1] = mul2<T>(af[f][1], s_hi[f]);
+    af[f][3] = mul2<T>(af[f][3], s_hi[f]);
+  }
+}
+
+// The mma of k-tile u (ldmatrix form): the tokens' B fragments, two token sets a load, each
+// with the warp's two A fragments af into acc.
+template <typename T, int SETS>
+__device__ __forceinline__ void wide_mma(std::uint32_t st, std::uint32_t b_off, int u, const std::uint32_t (&af)[2][4],
+                                         float (&acc)[2][SETS][4]) {
+  constexpr int kRowBytes = kWideK * 2;
+  const std::uint32_t b_u = st + (b_off ^ (32u * u));
+#pragma unroll
+  for (int pr = 0; pr < SETS / 2; ++pr) {
+    std::uint32_t b[4];
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                 : "r"(b_u + pr * 16 * kRowBytes));
+#pragma unroll
+    for (int f = 0; f < 2; ++f) {
+      mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
+      mma16816<T>(acc[f][2 * pr + 1], af[f], b[2], b[3]);
+    }
+  }
+}
+
 //   WG    sm_90a: the products on wgmma (register A, m64 x tokens x k16: a warpgroup's two per
 //         k-tile are its 4 warps' 2 fragments each), the tokens in shared memory as two 64-k
 //         blocks of 128-byte rows in the 128-byte swizzle wgmma reads (row r's 16-byte piece c
@@ -1026,71 +1109,16 @@ __global__ void __launch_bounds__(kThreads, 2) w4a16_wide_kernel(const Params p)
       if constexpr (WG) asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(qn0), "=r"(qn1) : "r"(st + w_off));
 #pragma unroll
       for (int u = 0; u < kWideTiles; ++u) {
-        if (u == 0 || ((u >> row_shift) << row_shift) == u) {  // the scales and zeros of this k-tile's group row
-          const std::uint32_t row = u >> row_shift;
-          std::uint32_t s0, s1;
-          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(s0), "=r"(s1) : "r"(st + s_off + row * kWideN * 2));
-          s_lo[0] = __byte_perm(s0, 0, 0x1010);
-          s_hi[0] = __byte_perm(s0, 0, 0x3232);
-          s_lo[1] = __byte_perm(s1, 0, 0x1010);
-          s_hi[1] = __byte_perm(s1, 0, 0x3232);
-#pragma unroll
-          for (int f = 0; f < 2; ++f) {
-            zl[f][0] = kZlo;
-            zh[f][0] = kZhi;
-            zl[f][1] = kZlo;
-            zh[f][1] = kZhi;
-          }
-          if (ZP) {
-            std::uint32_t zw;
-            asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(st + z_off + row * 128));
-#pragma unroll
-            for (int f = 0; f < 2; ++f)  // code word 2 half + f of the tile
-              zero_terms<T>(zw, 2 * half + f, zl[f][0], zh[f][0], zl[f][1], zh[f][1]);
-          }
-        }
-        std::uint32_t q0, q1;
-        if constexpr (WG) {
-          q0 = qn0;
-          q1 = qn1;
-          if (u + 1 < kWideTiles)
-            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
-                         : "=r"(qn0), "=r"(qn1)
-                         : "r"(st + w_off + (u + 1) * 4 * kTileBytes));
-        } else {
-          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
-                       : "=r"(q0), "=r"(q1)
-                       : "r"(st + w_off + u * 4 * kTileBytes));
-        }
+        wide_group_row<T, ZP>(st, s_off, z_off, half, kZlo, kZhi, u, row_shift, s_lo, s_hi, zl, zh);
         std::uint32_t af[2][4];
-        codes_to_a<T>(q0, zl[0][0], zh[0][0], zl[0][1], zh[0][1], af[0]);
-        codes_to_a<T>(q1, zl[1][0], zh[1][0], zl[1][1], zh[1][1], af[1]);
-#pragma unroll
-        for (int f = 0; f < 2; ++f) {  // rows g (sub-tile 2w): s_lo; rows g + 8 (2w + 1): s_hi
-          af[f][0] = mul2<T>(af[f][0], s_lo[f]);
-          af[f][2] = mul2<T>(af[f][2], s_lo[f]);
-          af[f][1] = mul2<T>(af[f][1], s_hi[f]);
-          af[f][3] = mul2<T>(af[f][3], s_hi[f]);
-        }
+        wide_fragments<T, WG>(st, w_off, u, qn0, qn1, s_lo, s_hi, zl, zh, af);
         if constexpr (WG) {  // k-tile u: 64-k block u / 4, 32 bytes a k-tile within its rows
           wide_wgmma<T, kRows>(reinterpret_cast<float(&)[SETS * 4]>(acc[0]),
                                reinterpret_cast<float(&)[SETS * 4]>(acc[1]), af[0], af[1],
                                sm90::desc_advance(desc, (u >> 2) * (kRows * 128) + (u & 3) * 32));
           continue;
         }
-        const std::uint32_t b_u = st + (b_off ^ (32u * u));
-#pragma unroll
-        for (int pr = 0; pr < SETS / 2; ++pr) {
-          std::uint32_t b[4];
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                       : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                       : "r"(b_u + pr * 16 * kRowBytes));
-#pragma unroll
-          for (int f = 0; f < 2; ++f) {
-            mma16816<T>(acc[f][2 * pr], af[f], b[0], b[1]);
-            mma16816<T>(acc[f][2 * pr + 1], af[f], b[2], b[3]);
-          }
-        }
+        wide_mma<T, SETS>(st, b_off, u, af, acc);
       }
       if constexpr (WG) wide_wgmma_drain();
     }
