@@ -562,6 +562,21 @@ __device__ __forceinline__ void producer(const CUtensorMap& tm_q, const CUtensor
   }
 }
 
+// Consumer: the code of its j-th work item: with one CTA per tile blockIdx.x, then end_code;
+// in a persistent launch the one the producer handed out through tile slot j & 1.
+template <class L>
+__device__ __forceinline__ int next_code(bool dynamic, int j, int end_code, const Rings<L, L::kS>& rings,
+                                         int* tile_slot, int lane) {
+  if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : end_code;
+  const RingState<2> slot{j};
+  rings.tiles.wait(slot);
+  int t = 0;
+  if (lane == 0) t = atomicAdd(tile_slot + slot.stage(), 0);  // one read per warp
+  t = __shfl_sync(0xffffffffu, t, 0);
+  rings.tiles.release(slot, lane);
+  return t;
+}
+
 // Consumer: the start of work item ti: its key limits (keys [0, lim_a) and [0, lim_b) visible to
 // the thread's rows a and b; blocks ending past mask_from need the mask), O and the softmax
 // state reset, its Q tile (ring position qn, which advances) waited for, and for max-free
@@ -601,6 +616,16 @@ __device__ __forceinline__ void start_tile(const KernelParams& p, const Rings<L,
 // softmax, convert_p, max_free_ok and convert_p_checked are the kernel's per-block steps.
 // Releases the Q tile (position qn) where O has its own staging; g counts the K/V blocks
 // consumed.
+// Lazy rescaling (L::kLazy): O takes a block's correction right after that block's softmax,
+// once the previous PV is complete, and only when the softmax moved a base (a warp-uniform
+// branch outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
+// Max-free blocks (L::kMaxFree). From a tile's third block on, a block may skip the row max:
+// P = 2^(s * sl2 - base) with the bases as they are, checked as it is rounded to e4m3; a row
+// whose P reached p.p_limit_add's code is rebased (OnlineSoftmax::rebase: base up by a power
+// of two, P, sum and O scaled exactly) and P converted again. A warp takes the path only while
+// every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x 448, per
+// tile) - base < 126; otherwise the block takes the row max. The second block takes the max
+// without lazy slack, so max-free blocks start from the exact row maxima (P <= 2^offset).
 template <class L, class Softmax, class ConvertP, class MaxFreeOk, class ConvertPChecked>
 __device__ __forceinline__ void mainloop(const KernelParams& p, const Rings<L, L::kS>& rings, const Turns<L::kC>& turns,
                                          const Tile& ti, RingState<L::kS> kv, int n_blocks, int kb_end, int diag,
@@ -870,31 +895,13 @@ __global__ void __launch_bounds__(Traits<D, BN, C, S, E>::kThreads, 1)
   float s_acc[BN / 2];
   std::uint32_t pf[BN / E::kK][4];
   OnlineSoftmax<BN> sm;
-  // Lazy rescaling (mainloop): O takes a block's correction right after that block's softmax,
-  // once the previous PV is complete, and only when the softmax moved a base (a warp-uniform
-  // branch outside the GEMM issue); otherwise between the QK^T and PV issues, every block.
   constexpr bool kLazy = L::kLazy;
   constexpr bool kMaxFree = L::kMaxFree;
   int lim_a, lim_b, mask_from;  // this tile's key limits (see below)
-  // Max-free blocks (L::kMaxFree). From a tile's third block on, a block may skip the row max:
-  // P = 2^(s * sl2 - base) with the bases as they are, checked as it is rounded to e4m3; a row
-  // whose P reached p.p_limit_add's code is rebased (OnlineSoftmax::rebase: base up by a power
-  // of two, P, sum and O scaled exactly) and P converted again. A warp takes the path only while
-  // every row's base keeps P finite: bound_* (upper bounds on s * sl2 from sum |q| x 448, per
-  // tile) - base < 126; otherwise the block takes the row max. The second block takes the max
-  // without lazy slack, so max-free blocks start from the exact row maxima (P <= 2^offset).
+  // bound_a, bound_b: the max-free blocks' score bounds (mainloop)
   float bound_a = 0.f, bound_b = 0.f;
 
-  auto next_tile = [&](int j) {
-    if (!dynamic) return j == 0 ? static_cast<int>(blockIdx.x) : end_code;
-    const RingState<2> slot{j};
-    rings.tiles.wait(slot);
-    int t = 0;
-    if (lane == 0) t = atomicAdd(tile_slot + slot.stage(), 0);  // one read per warp
-    t = __shfl_sync(0xffffffffu, t, 0);
-    rings.tiles.release(slot, lane);
-    return t;
-  };
+  auto next_tile = [&](int j) { return next_code<L>(dynamic, j, end_code, rings, tile_slot, lane); };
 
   // Softmax of block n in S (in place: S becomes P in fp32, times 2^E::kPOffsetLog2); masking
   // only where a block reaches past the tile's smallest key limit.
