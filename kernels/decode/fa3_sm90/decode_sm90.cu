@@ -265,6 +265,117 @@ __device__ __forceinline__ void finish_split(const Params& p, int b, int hk, int
                             static_cast<std::uint32_t>(__cvta_generic_to_shared(stage)));
 }
 
+// An empty split (a shorter sequence): zero rows and -inf LSEs, nothing to add in the combine.
+template <class C, int D, class GrowOf>
+__device__ __forceinline__ void zero_empty_split(const Params& p, const GrowOf& grow_of, int split) {
+  for (int idx = threadIdx.x; idx < C::ROWS * D; idx += kThreads) {
+    const int gr = grow_of(idx / D);
+    if (gr < 0) continue;
+    p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
+    if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
+  }
+}
+
+// One block of K and V rows [key0, key0 + 64) into stage `st` (zero past key_stop).
+template <class C>
+__device__ __forceinline__ void load_kv(const Params& p, std::uint32_t smem_u32, int st, int key0, int key_stop, int b,
+                                        long long hk_off, long long row_pitch, const int* table_b) {
+  const std::uint32_t sk = smem_u32 + st * C::STAGE_BYTES, sv = sk + C::TILE_BYTES;
+#pragma unroll
+  for (int it = 0; it < kBN * C::CPR / kThreads; ++it) {
+    const int idx = threadIdx.x + it * kThreads;
+    const int r = idx / C::CPR, q = idx % C::CPR;
+    const int key = key0 + r;
+    const bool valid = key < key_stop;
+    long long prow = 0;
+    if (valid) {
+      if (p.paged) {
+        const int page = __ldg(table_b + (key >> p.page_shift));
+        prow = (static_cast<long long>(page) << p.page_shift) | (key & ((1 << p.page_shift) - 1));
+      } else {
+        prow = b * p.cap + key;
+      }
+    }
+    const long long off = prow * row_pitch + hk_off + q * 16;
+    cp_async16(sk + r * C::ROWB + swz_k<C>(r, q) * 16, p.k + off, valid);
+    cp_async16(sv + r * C::ROWB + swz_v<C>(r, q) * 16, p.v + off, valid);
+  }
+}
+
+// Keys past each row's limit masked, the scores in log2 units, the rows' maxima over the quad.
+template <class C>
+__device__ __forceinline__ void mask_max(float (&s)[C::NT_S][4], float& mx_lo, float& mx_hi, int key0, int lim_lo,
+                                         int lim_hi, float scale_log2, int c) {
+#pragma unroll
+  for (int u = 0; u < C::NT_S; ++u)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int key = key0 + 8 * u + 2 * c + e;
+      s[u][e] = key < lim_lo ? s[u][e] * scale_log2 : -INFINITY;
+      s[u][2 + e] = key < lim_hi ? s[u][2 + e] * scale_log2 : -INFINITY;
+      mx_lo = fmaxf(mx_lo, s[u][e]);
+      mx_hi = fmaxf(mx_hi, s[u][2 + e]);
+    }
+  mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 1));
+  mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 2));
+  mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 1));
+  mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 2));
+}
+
+// The online softmax step: P = exp2(S - m) in place, the running maxima and sums updated and
+// the accumulators rescaled.
+template <class C, int D>
+__device__ __forceinline__ void softmax_rescale(float (&s)[C::NT_S][4], float (&acc)[D / 8][4], float& m_lo,
+                                                float& m_hi, float& l_lo, float& l_hi, float mx_lo, float mx_hi) {
+  const float mn_lo = fmaxf(m_lo, mx_lo), mn_hi = fmaxf(m_hi, mx_hi);
+  const float base_lo = mn_lo == -INFINITY ? 0.f : mn_lo, base_hi = mn_hi == -INFINITY ? 0.f : mn_hi;
+  const float al_lo = exp2f(m_lo - base_lo), al_hi = exp2f(m_hi - base_hi);
+  m_lo = mn_lo;
+  m_hi = mn_hi;
+  float sum_lo = 0.f, sum_hi = 0.f;
+#pragma unroll
+  for (int u = 0; u < C::NT_S; ++u)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      s[u][e] = exp2f(s[u][e] - base_lo);
+      s[u][2 + e] = exp2f(s[u][2 + e] - base_hi);
+      sum_lo += s[u][e];
+      sum_hi += s[u][2 + e];
+    }
+  l_lo = l_lo * al_lo + sum_lo;
+  l_hi = l_hi * al_hi + sum_hi;
+#pragma unroll
+  for (int t = 0; t < D / 8; ++t) {
+    acc[t][0] *= al_lo;
+    acc[t][1] *= al_lo;
+    acc[t][2] *= al_hi;
+    acc[t][3] *= al_hi;
+  }
+}
+
+// The warp's key slice's (m, l, O) of its two rows into the combine scratch.
+template <class C, int D>
+__device__ __forceinline__ void stage_slice(float* s_o, float* s_m, float* s_l, const float (&acc)[D / 8][4],
+                                            const float& l_lo, const float& l_hi, const float& m_lo, const float& m_hi,
+                                            int ks, int r_lo, int r_hi, int c) {
+  float* o_lo = s_o + (ks * C::ROWS + r_lo) * C::OSTRIDE;
+  float* o_hi = s_o + (ks * C::ROWS + r_hi) * C::OSTRIDE;
+#pragma unroll
+  for (int t = 0; t < D / 8; ++t)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int d = (2 * c + e) * (D / 8) + t;
+      o_lo[d] = acc[t][e];
+      o_hi[d] = acc[t][2 + e];
+    }
+  if (c == 0) {
+    s_m[ks * C::ROWS + r_lo] = m_lo;
+    s_m[ks * C::ROWS + r_hi] = m_hi;
+    s_l[ks * C::ROWS + r_lo] = l_lo;
+    s_l[ks * C::ROWS + r_hi] = l_hi;
+  }
+}
+
 template <int D, int KV, int QT, int KS>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   using C = Cfg<D, KV, QT, KS>;
@@ -291,12 +402,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   };
 
   if (key_begin >= L) {  // an empty split (a shorter sequence): nothing to add in the combine
-    for (int idx = threadIdx.x; idx < C::ROWS * D; idx += kThreads) {
-      const int gr = grow_of(idx / D);
-      if (gr < 0) continue;
-      p.o_part[(static_cast<long long>(split) * p.rows_total + gr) * D + idx % D] = 0.f;
-      if (idx % D == 0) p.lse_part[static_cast<long long>(split) * p.rows_total + gr] = -INFINITY;
-    }
+    zero_empty_split<C, D>(p, grow_of, split);
     finish_split<D, QT, C::ROWS, C::SPACE>(p, b, hk, chunk, reinterpret_cast<int*>(s_q), smem);
     return;
   }
@@ -327,26 +433,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   const long long row_pitch = static_cast<long long>(p.heads_kv) * D * C::EL;
   const int* table_b = p.table + static_cast<long long>(b) * p.pages_per_seq;
   auto load_block = [&](int st, int key0) {
-    const std::uint32_t sk = smem_u32 + st * C::STAGE_BYTES, sv = sk + C::TILE_BYTES;
-#pragma unroll
-    for (int it = 0; it < kBN * C::CPR / kThreads; ++it) {
-      const int idx = threadIdx.x + it * kThreads;
-      const int r = idx / C::CPR, q = idx % C::CPR;
-      const int key = key0 + r;
-      const bool valid = key < key_stop;
-      long long prow = 0;
-      if (valid) {
-        if (p.paged) {
-          const int page = __ldg(table_b + (key >> p.page_shift));
-          prow = (static_cast<long long>(page) << p.page_shift) | (key & ((1 << p.page_shift) - 1));
-        } else {
-          prow = b * p.cap + key;
-        }
-      }
-      const long long off = prow * row_pitch + hk_off + q * 16;
-      cp_async16(sk + r * C::ROWB + swz_k<C>(r, q) * 16, p.k + off, valid);
-      cp_async16(sv + r * C::ROWB + swz_v<C>(r, q) * 16, p.v + off, valid);
-    }
+    load_kv<C>(p, smem_u32, st, key0, key_stop, b, hk_off, row_pitch, table_b);
   };
 
   const int nblocks = (key_stop - key_begin + kBN - 1) / kBN;
@@ -443,46 +530,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
       }
     }
 
-    // Mask, then the online softmax (log2 units).
     float mx_lo = -INFINITY, mx_hi = -INFINITY;
-#pragma unroll
-    for (int u = 0; u < C::NT_S; ++u)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int key = key0 + 8 * u + 2 * c + e;
-        s[u][e] = key < lim_lo ? s[u][e] * p.scale_log2 : -INFINITY;
-        s[u][2 + e] = key < lim_hi ? s[u][2 + e] * p.scale_log2 : -INFINITY;
-        mx_lo = fmaxf(mx_lo, s[u][e]);
-        mx_hi = fmaxf(mx_hi, s[u][2 + e]);
-      }
-    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 1));
-    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 2));
-    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 1));
-    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 2));
-    const float mn_lo = fmaxf(m_lo, mx_lo), mn_hi = fmaxf(m_hi, mx_hi);
-    const float base_lo = mn_lo == -INFINITY ? 0.f : mn_lo, base_hi = mn_hi == -INFINITY ? 0.f : mn_hi;
-    const float al_lo = exp2f(m_lo - base_lo), al_hi = exp2f(m_hi - base_hi);
-    m_lo = mn_lo;
-    m_hi = mn_hi;
-    float sum_lo = 0.f, sum_hi = 0.f;
-#pragma unroll
-    for (int u = 0; u < C::NT_S; ++u)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        s[u][e] = exp2f(s[u][e] - base_lo);
-        s[u][2 + e] = exp2f(s[u][2 + e] - base_hi);
-        sum_lo += s[u][e];
-        sum_hi += s[u][2 + e];
-      }
-    l_lo = l_lo * al_lo + sum_lo;
-    l_hi = l_hi * al_hi + sum_hi;
-#pragma unroll
-    for (int t = 0; t < D / 8; ++t) {
-      acc[t][0] *= al_lo;
-      acc[t][1] *= al_lo;
-      acc[t][2] *= al_hi;
-      acc[t][3] *= al_hi;
-    }
+    mask_max<C>(s, mx_lo, mx_hi, key0, lim_lo, lim_hi, p.scale_log2, c);
+    softmax_rescale<C, D>(s, acc, m_lo, m_hi, l_lo, l_hi, mx_lo, mx_hi);
 
     // O += P V.
 #pragma unroll
@@ -550,24 +600,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const Params p) {
   float* s_o = reinterpret_cast<float*>(smem);   // [KS][ROWS][OSTRIDE]
   float* s_m = s_o + KS * C::ROWS * C::OSTRIDE;  // [KS][ROWS]
   float* s_l = s_m + KS * C::ROWS;
-  {
-    float* o_lo = s_o + (ks * C::ROWS + r_lo) * C::OSTRIDE;
-    float* o_hi = s_o + (ks * C::ROWS + r_hi) * C::OSTRIDE;
-#pragma unroll
-    for (int t = 0; t < D / 8; ++t)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int d = (2 * c + e) * (D / 8) + t;
-        o_lo[d] = acc[t][e];
-        o_hi[d] = acc[t][2 + e];
-      }
-    if (c == 0) {
-      s_m[ks * C::ROWS + r_lo] = m_lo;
-      s_m[ks * C::ROWS + r_hi] = m_hi;
-      s_l[ks * C::ROWS + r_lo] = l_lo;
-      s_l[ks * C::ROWS + r_hi] = l_hi;
-    }
-  }
+  stage_slice<C, D>(s_o, s_m, s_l, acc, l_lo, l_hi, m_lo, m_hi, ks, r_lo, r_hi, c);
   __syncthreads();
   for (int idx = threadIdx.x; idx < C::ROWS * (D / 8); idx += kThreads) {
     const int r = idx / (D / 8), d0 = (idx % (D / 8)) * 8;
