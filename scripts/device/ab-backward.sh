@@ -2,9 +2,9 @@
 # One device call comparing two commits' attention_backward kernels on the same card:
 # build-ab/new.tar.gz and build-ab/base.tar.gz (made here with scripts/ab-pack.sh NEW BASE,
 # carried as build-ab) are unpacked and built side by side; then the new tree's tests (FILTER),
-# ROUNDS rounds (default 2) of AB_CONFIG with each build in alternating order (IMPLS from each,
-# cudnn from the new one only), and, with NCU=1, Nsight Compute's full set on fa3 and cudnn at
-# one point of the new build (scripts/device/profile-backward.sh's pages). Logs go to $OUT.
+# ROUNDS rounds (default 2) of the anchors' shapes at SEQS x DS (default 2K, 8K x 64, 128), causal
+# and not, with each build in alternating order (IMPLS from each, default fa3;
+# cudnn from the new one only). Profiling is scripts/device/profile-backward.sh's. Logs go to $OUT.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-560}
@@ -47,30 +47,6 @@ for r in $(seq "${ROUNDS:-2}"); do
     summary_points "$OUT/r$r-$v.txt" "$(printf 'r%s %-4s ' "$r" "$v")" "fa3|fa2|cudnn"
   done
 done
-if [ "${NCU:-0}" = 1 ]; then
-  B=/tmp/ab-new/build
-  cfg=$OUT/profile.yaml
-  cat >"$cfg" <<YAML
-genbench: 1
-settings:
-  backend: auto
-  timing: {warmup: 1, min_iterations: 1, max_iterations: 1, min_time: 0, max_time: 1}
-benchmarks:
-  - name: prof
-    op: attention_backward
-    implementations: [fa3, cudnn]
-    axes: {hidden: 2048, tokens: 16K, seqlen_q: 8K, head_dim: 128, causal: false, dtype: bf16}
-YAML
-  step ncu 200 ncu.txt ncu --clock-control none --nvtx --nvtx-include "regex:genbench:prof/" --set full \
-    --import-source no -f -o "$OUT/prof" "$B/bin/genbench" run "$cfg" -o "$OUT/ncu.h5" --force
-  tail -3 "$OUT/ncu.txt"
-  if [ -f "$OUT/prof.ncu-rep" ]; then
-    ncu --import "$OUT/prof.ncu-rep" --page details >"$OUT/details.txt" 2>&1
-    ncu --import "$OUT/prof.ncu-rep" --page raw --csv >"$OUT/raw.csv" 2>&1
-    ncu --import "$OUT/prof.ncu-rep" --page source --csv --print-source sass -k regex:bwd_main >"$OUT/source.csv" 2>&1
-    grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Registers Per|Issue Slots Busy|L2 Hit Rate|DRAM Throughput|No Eligible|Warp Cycles Per Issued" "$OUT/details.txt" | cut -c1-160 | head -60
-  fi
-fi
 # The tests' verdict again, last, where a tail of this output still shows it.
 [ -f "$OUT/tests.txt" ] && grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|tests ran" "$OUT/tests.txt" | sed 's/^/tests: /'
 echo "== done at $(( $(date +%s) - t0 ))s"

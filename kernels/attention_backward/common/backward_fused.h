@@ -56,4 +56,35 @@ inline RowWorkspace row_workspace(const BackwardParams& p, int block, bool accum
   return w;
 }
 
+// The fields both fused backwards' kernel arguments share, from p and the workspace `ws` laid
+// out as w (Args: fa2's or fa3's, which name them alike).
+template <typename Args>
+void fill_shared_args(Args& a, const BackwardParams& p, const RowWorkspace& w, void* ws) {
+  a.o = p.o;
+  a.dout = p.dout;
+  a.lse = p.lse;
+  a.dq = p.dq;
+  a.dk = p.dk;
+  a.dv = p.dv;
+  a.cu_q = p.cu_q;
+  a.cu_k = p.cu_k;
+  a.lse2 = w.lse2(ws);
+  a.dsum = w.dsum(ws);
+  a.dq_acc = w.dq_acc(ws);
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.heads_kv = p.heads_kv;
+  a.group = p.heads / p.heads_kv;
+  a.seqlen_q = p.seqlen_q;
+  a.seqlen_k = p.seqlen_k;
+  a.lpad = w.padded_rows;
+  a.rows_q = p.rows_q;
+  a.rows_k = p.rows_k;
+  a.lse_head_stride = p.lse_head_stride;
+  a.varlen = p.varlen;
+  a.causal = p.causal;
+  a.scale = p.scale;
+  a.scale_log2 = static_cast<float>(static_cast<double>(p.scale) * 1.4426950408889634);
+}
+
 }  // namespace genbench::attention_backward

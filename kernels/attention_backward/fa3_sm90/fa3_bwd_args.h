@@ -17,32 +17,7 @@ inline RowWorkspace workspace_layout(const BackwardParams& p) { return row_works
 // The kernels' arguments for p, `workspace` holding workspace_layout(p).bytes() bytes.
 inline Args make_args(const BackwardParams& p, void* workspace) {
   Args a{};
-  a.o = p.o;
-  a.dout = p.dout;
-  a.lse = p.lse;
-  a.dq = p.dq;
-  a.dk = p.dk;
-  a.dv = p.dv;
-  a.cu_q = p.cu_q;
-  a.cu_k = p.cu_k;
-  const RowWorkspace w = workspace_layout(p);
-  a.lse2 = w.lse2(workspace);
-  a.dsum = w.dsum(workspace);
-  a.dq_acc = w.dq_acc(workspace);
-  a.batch = p.batch;
-  a.heads = p.heads;
-  a.heads_kv = p.heads_kv;
-  a.group = p.heads / p.heads_kv;
-  a.seqlen_q = p.seqlen_q;
-  a.seqlen_k = p.seqlen_k;
-  a.lpad = w.padded_rows;
-  a.rows_q = p.rows_q;
-  a.rows_k = p.rows_k;
-  a.lse_head_stride = p.lse_head_stride;
-  a.varlen = p.varlen;
-  a.causal = p.causal;
-  a.scale = p.scale;
-  a.scale_log2 = static_cast<float>(static_cast<double>(p.scale) * 1.4426950408889634);
+  fill_shared_args(a, p, workspace_layout(p), workspace);
   return a;
 }
 
