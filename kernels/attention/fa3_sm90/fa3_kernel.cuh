@@ -608,6 +608,66 @@ __device__ __forceinline__ void start_tile(const KernelParams& p, const Rings<L,
   }
 }
 
+// Consumer: the first key block kb_end - 1 narrow (L::kNarrowFirst, the warpgroup's rows see
+// none of its second half): QK^T and softmax BN / 2 wide in s_n, sn (taken into sm), P in p_n,
+// then in pf with zeros beyond.
+template <class L>
+__device__ __forceinline__ void narrow_first(const Rings<L, L::kS>& rings, const Turns<L::kC>& turns,
+                                             RingState<L::kS> kv, int kb_end, int lane, float sl2, std::uint32_t q_base,
+                                             std::uint32_t s_k, const int& lim_a, const int& lim_b,
+                                             const int& mask_from, float (&s_n)[L::kBN / 4],
+                                             OnlineSoftmax<L::kBN / 2>& sn, OnlineSoftmax<L::kBN>& sm,
+                                             std::uint32_t (&p_n)[L::kBN / 2 / L::Elem::kK][4],
+                                             std::uint32_t (&pf)[L::kBN / L::Elem::kK][4]) {
+  constexpr int D = L::kD, BN = L::kBN, kBlockM = L::kBlockM;
+  using E = typename L::Elem;
+  constexpr float kSlack = L::kSlack;
+  constexpr bool kLazy = L::kLazy;
+  constexpr int kHalf = BN / 2;
+  // The full block's protocol below, with the narrow arrays (written apart from it).
+  const int s = kv.stage();
+  rings.k.wait(kv);
+  turns.wait();
+  issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
+  turns.pass();
+  sm90::wgmma_wait<0>();
+  fence_acc(s_n);
+  rings.k.release(kv, lane);
+  if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
+  sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
+  sm.take(sn);
+  E::template convert_p<kHalf>(s_n, p_n);
+#pragma unroll
+  for (int k = 0; k < kHalf / E::kK; ++k)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pf[k][r] = p_n[k][r];
+#pragma unroll
+  for (int k = kHalf / E::kK; k < BN / E::kK; ++k)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pf[k][r] = 0u;
+}
+
+// Consumer: the PV of a work item's first key block kb_lo (the last the main loop reaches), at
+// K/V ring position kv + n_blocks - 1, into o.
+template <class L>
+__device__ __forceinline__ void last_pv(const Rings<L, L::kS>& rings, const Turns<L::kC>& turns, RingState<L::kS> kv,
+                                        int n_blocks, int lane, std::uint32_t s_v, float (&o)[L::kD / 2],
+                                        std::uint32_t (&pf)[L::kBN / L::Elem::kK][4], OnlineSoftmax<L::kBN>& sm) {
+  constexpr int D = L::kD, BN = L::kBN, S = L::kS;
+  using E = typename L::Elem;
+  const RingState<S> at_v = (kv + n_blocks).prev();
+  const int sv = at_v.stage();
+  if constexpr (!L::kLazy) sm.rescale<D>(o);
+  rings.v.wait(at_v);
+  turns.wait();
+  E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
+  turns.pass();
+  sm90::wgmma_wait<0>();
+  fence_acc(o);
+  fence_frag(pf);
+  rings.v.release(at_v, lane);
+}
+
 // Consumer: the main loop over work item ti's n_blocks key blocks [kb_end - n_blocks, kb_end),
 // last first, from K/V ring position kv: block kb_end - 1's QK^T and softmax (narrow where
 // L::kNarrowFirst allows, in s_n, sn and p_n); then per block its QK^T issued with the previous
@@ -651,28 +711,8 @@ __device__ __forceinline__ void mainloop(const KernelParams& p, const Rings<L, L
       const int lim_wg = p.causal ? min(ti.seqlen_k, ti.row0 + cw * 64 + 64 + diag) : ti.seqlen_k;
       narrow = lim_wg <= (kb_end - 1) * BN + BN / 2;
       if (narrow) {
-        constexpr int kHalf = BN / 2;
-        // The full block's protocol below, with the narrow arrays (written apart from it).
-        const int s = kv.stage();
-        rings.k.wait(kv);
-        turns.wait();
-        issue_qk<E, D, kHalf, kBlockM, BN>(s_n, q_base, s_k + s * L::kKVBytes);
-        turns.pass();
-        sm90::wgmma_wait<0>();
-        fence_acc(s_n);
-        rings.k.release(kv, lane);
-        if ((kb_end - 1) * BN + kHalf > mask_from) sn.mask(s_n, 2 * (kb_end - 1), lim_a, lim_b, lane);
-        sn.template update<kLazy>(s_n, sl2, E::kPOffsetLog2, kSlack);
-        sm.take(sn);
-        E::template convert_p<kHalf>(s_n, p_n);
-#pragma unroll
-        for (int k = 0; k < kHalf / E::kK; ++k)
-#pragma unroll
-          for (int r = 0; r < 4; ++r) pf[k][r] = p_n[k][r];
-#pragma unroll
-        for (int k = kHalf / E::kK; k < BN / E::kK; ++k)
-#pragma unroll
-          for (int r = 0; r < 4; ++r) pf[k][r] = 0u;
+        narrow_first<L>(rings, turns, kv, kb_end, lane, sl2, q_base, s_k, lim_a, lim_b, mask_from, s_n, sn, sm, p_n,
+                        pf);
       }
     }
     if (!narrow) {
@@ -715,20 +755,7 @@ __device__ __forceinline__ void mainloop(const KernelParams& p, const Rings<L, L
       else convert_p();
     }
     if constexpr (L::kSeparateO) rings.q.release(RingState<1>{qn}, lane);  // every QK^T of the tile is complete
-    // PV of block kb_lo.
-    {
-      const RingState<S> at_v = (kv + n_blocks).prev();
-      const int sv = at_v.stage();
-      if constexpr (!kLazy) sm.rescale<D>(o);
-      rings.v.wait(at_v);
-      turns.wait();
-      E::template issue_pv<D, BN>(o, pf, s_v + sv * L::kKVBytes);
-      turns.pass();
-      sm90::wgmma_wait<0>();
-      fence_acc(o);
-      fence_frag(pf);
-      rings.v.release(at_v, lane);
-    }
+    last_pv<L>(rings, turns, kv, n_blocks, lane, s_v, o, pf, sm);          // PV of block kb_lo
     g += n_blocks;
   } else if constexpr (L::kSeparateO) {
     rings.q.release(RingState<1>{qn}, lane);
