@@ -113,6 +113,164 @@ __device__ __forceinline__ void load_tile(std::uint32_t s_tile, const TileLane& 
   }
 }
 
+// Sequence b's first row and length of Q and of K/V (varlen: from the cumulative lengths).
+__device__ __forceinline__ void seq_bounds(const Params& p, int b, int& start_q, int& len_q, int& start_k, int& len_k) {
+  if (p.cu_q) {
+    start_q = p.cu_q[b];
+    len_q = p.cu_q[b + 1] - start_q;
+    start_k = p.cu_k[b];
+    len_k = p.cu_k[b + 1] - start_k;
+  } else {
+    start_q = b * p.seqlen_q;
+    len_q = p.seqlen_q;
+    start_k = b * p.seqlen_k;
+    len_k = p.seqlen_k;
+  }
+}
+
+// O, the row maxima and the row sums before the first key block.
+template <int MT, int DTILES>
+__device__ __forceinline__ void init_rows(float (&acc)[MT][DTILES][4], float (&row_max)[MT][2],
+                                          float (&row_sum)[MT][2]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int dt = 0; dt < DTILES; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mt][dt][e] = 0.f;
+    row_max[mt][0] = row_max[mt][1] = neg_inf();
+    row_sum[mt][0] = row_sum[mt][1] = 0.f;
+  }
+}
+
+// S = Q K^T for this warp's rows and the BN keys of the stage at cK (qa, kb: the fragments).
+template <typename M, int D, int BN, int MT, int NTILES>
+__device__ __forceinline__ void score(float (&s)[MT][NTILES][4], std::uint32_t (&qa)[MT][4], std::uint32_t (&kb)[4],
+                                      std::uint32_t sQ_addr, std::uint32_t q_off, std::uint32_t cK,
+                                      std::uint32_t k_off) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NTILES; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const std::uint32_t qk = sQ_addr + (q_off ^ (kk * 32));
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) ldsm_x4(qa[mt], qk + mt * 16 * D * 2);
+    const std::uint32_t kkk = cK + (k_off ^ (kk * 32));
+#pragma unroll
+    for (int np = 0; np < BN / 16; ++np) {
+      ldsm_x4(kb, kkk + np * 16 * D * 2);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        M::mma(s[mt][2 * np], qa[mt], kb[0], kb[1]);
+        M::mma(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
+      }
+    }
+  }
+}
+
+// Online softmax: new row maxima (over the quad that shares a row), rescale, exponentiate.
+template <int MT, int NTILES, int DTILES>
+__device__ __forceinline__ void online_softmax(float (&s)[MT][NTILES][4], float (&acc)[MT][DTILES][4],
+                                               float (&row_max)[MT][2], float (&row_sum)[MT][2], float sl2) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      float mx = row_max[mt][hf];
+#pragma unroll
+      for (int nt = 0; nt < NTILES; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      // A row that has seen no visible key yet keeps max -inf; subtracting 0 then keeps
+      // every exponential at 0 instead of NaN.
+      const float base = mx == neg_inf() ? 0.f : mx * sl2;
+      const float corr = ex2(row_max[mt][hf] * sl2 - base);
+      row_max[mt][hf] = mx;
+      float sum = row_sum[mt][hf] * corr;
+#pragma unroll
+      for (int dt = 0; dt < DTILES; ++dt) {
+        acc[mt][dt][2 * hf] *= corr;
+        acc[mt][dt][2 * hf + 1] *= corr;
+      }
+#pragma unroll
+      for (int nt = 0; nt < NTILES; ++nt) {
+        const float p0 = ex2(fmaf(s[mt][nt][2 * hf], sl2, -base));
+        const float p1 = ex2(fmaf(s[mt][nt][2 * hf + 1], sl2, -base));
+        s[mt][nt][2 * hf] = p0;
+        s[mt][nt][2 * hf + 1] = p1;
+        sum += p0 + p1;
+      }
+      row_sum[mt][hf] = sum;
+    }
+}
+
+// P rounded to the input type straight from the S registers (A fragments of P V).
+template <typename M, int BN, int MT, int NTILES>
+__device__ __forceinline__ void pack_p(std::uint32_t (&pa)[MT][BN / 16][4], const float (&s)[MT][NTILES][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      pa[mt][kk][0] = M::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      pa[mt][kk][1] = M::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      pa[mt][kk][2] = M::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      pa[mt][kk][3] = M::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
+}
+
+// O += P V for the stage at cV (vb: the V fragment).
+template <typename M, int D, int BN, int MT, int DTILES>
+__device__ __forceinline__ void accumulate_pv(float (&acc)[MT][DTILES][4], std::uint32_t (&pa)[MT][BN / 16][4],
+                                              std::uint32_t (&vb)[4], std::uint32_t cV, std::uint32_t v_off) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk) {
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      ldsm_x4_trans(vb, cV + (v_off ^ (dp * 32)) + kk * 16 * D * 2);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        M::mma(acc[mt][2 * dp], pa[mt][kk], vb[0], vb[1]);
+        M::mma(acc[mt][2 * dp + 1], pa[mt][kk], vb[2], vb[3]);
+      }
+    }
+  }
+}
+
+// Epilogue: O / l in the input type; LSE = max * scale + ln(l); rows without a visible key
+// give O = 0 and LSE = -inf.
+template <typename M, typename T, int D, int MT, int DTILES>
+__device__ __forceinline__ void store_rows(const Params& p, float (&acc)[MT][DTILES][4], float (&row_max)[MT][2],
+                                           float (&row_sum)[MT][2], int start_q, int m0, int len_q, int h, int b,
+                                           int warp_row0, int g, int t, long long qs) {
+  T* gO = static_cast<T*>(p.o) + static_cast<long long>(start_q + m0) * qs + static_cast<long long>(h) * D;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      float l = row_sum[mt][hf];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int r = warp_row0 + mt * 16 + g + hf * 8;
+      if (m0 + r < len_q) {
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+        T* orow = gO + static_cast<long long>(r) * qs;
+#pragma unroll
+        for (int dt = 0; dt < DTILES; ++dt)
+          *reinterpret_cast<std::uint32_t*>(orow + dt * 8 + 2 * t) =
+              M::pack(acc[mt][dt][2 * hf] * inv, acc[mt][dt][2 * hf + 1] * inv);
+        if (t == 0) {
+          const long long li = p.cu_q ? h * p.lse_head_stride + start_q + m0 + r
+                                      : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + m0 + r;
+          p.lse[li] = l > 0.f ? row_max[mt][hf] * p.scale + logf(l) : neg_inf();
+        }
+      }
+    }
+}
+
 template <typename T, int D, int BM, int BN, int W, bool Causal>
 __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
   constexpr int NT = W * 32;
@@ -132,17 +290,7 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
   const int m_block = Causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
   const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
   int start_q, len_q, start_k, len_k;
-  if (p.cu_q) {
-    start_q = p.cu_q[b];
-    len_q = p.cu_q[b + 1] - start_q;
-    start_k = p.cu_k[b];
-    len_k = p.cu_k[b + 1] - start_k;
-  } else {
-    start_q = b * p.seqlen_q;
-    len_q = p.seqlen_q;
-    start_k = b * p.seqlen_k;
-    len_k = p.seqlen_k;
-  }
+  seq_bounds(p, b, start_q, len_q, start_k, len_k);
   const int m0 = m_block * BM;
   if (m0 >= len_q) return;
 
@@ -181,15 +329,7 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
 
   float acc[MT][DTILES][4];
   float row_max[MT][2], row_sum[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int dt = 0; dt < DTILES; ++dt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mt][dt][e] = 0.f;
-    row_max[mt][0] = row_max[mt][1] = neg_inf();
-    row_sum[mt][0] = row_sum[mt][1] = 0.f;
-  }
+  init_rows(acc, row_max, row_sum);
   const int warp_row0 = warp * MT * 16;
   const float sl2 = p.scale_log2;
 
@@ -213,34 +353,10 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
       cp_async_commit();
     }
     const std::uint32_t cK = k_stage(buf), cV = v_stage(buf);
-
-    // S = Q K^T for this warp's rows and the BN keys.
     float s[MT][NTILES][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NTILES; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t qa[MT][4];
-      const std::uint32_t qk = sQ_addr + (q_off ^ (kk * 32));
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) ldsm_x4(qa[mt], qk + mt * 16 * D * 2);
-      const std::uint32_t kkk = cK + (k_off ^ (kk * 32));
-#pragma unroll
-      for (int np = 0; np < BN / 16; ++np) {
-        std::uint32_t kb[4];
-        ldsm_x4(kb, kkk + np * 16 * D * 2);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          M::mma(s[mt][2 * np], qa[mt], kb[0], kb[1]);
-          M::mma(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
-        }
-      }
-    }
-
+    std::uint32_t qa[MT][4];
+    std::uint32_t kb[4];
+    score<M, D, BN>(s, qa, kb, sQ_addr, q_off, cK, k_off);
     // Mask the tail block and, for causal, keys past the diagonal.
     const int n0 = nb * BN;
     if (n0 + BN > len_k || (Causal && n0 + BN - 1 > m0 + diag)) {
@@ -255,91 +371,14 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
             if (key >= len_k || (Causal && key > row + diag)) s[mt][nt][e] = neg_inf();
           }
     }
-
-    // Online softmax: new row maxima (over the quad that shares a row), rescale, exponentiate.
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        float mx = row_max[mt][hf];
-#pragma unroll
-        for (int nt = 0; nt < NTILES; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // A row that has seen no visible key yet keeps max -inf; subtracting 0 then keeps
-        // every exponential at 0 instead of NaN.
-        const float base = mx == neg_inf() ? 0.f : mx * sl2;
-        const float corr = ex2(row_max[mt][hf] * sl2 - base);
-        row_max[mt][hf] = mx;
-        float sum = row_sum[mt][hf] * corr;
-#pragma unroll
-        for (int dt = 0; dt < DTILES; ++dt) {
-          acc[mt][dt][2 * hf] *= corr;
-          acc[mt][dt][2 * hf + 1] *= corr;
-        }
-#pragma unroll
-        for (int nt = 0; nt < NTILES; ++nt) {
-          const float p0 = ex2(fmaf(s[mt][nt][2 * hf], sl2, -base));
-          const float p1 = ex2(fmaf(s[mt][nt][2 * hf + 1], sl2, -base));
-          s[mt][nt][2 * hf] = p0;
-          s[mt][nt][2 * hf + 1] = p1;
-          sum += p0 + p1;
-        }
-        row_sum[mt][hf] = sum;
-      }
-
-    // O += P V, P rounded to the input type straight from the S registers.
+    online_softmax(s, acc, row_max, row_sum, sl2);
     std::uint32_t pa[MT][BN / 16][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        pa[mt][kk][0] = M::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        pa[mt][kk][1] = M::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        pa[mt][kk][2] = M::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        pa[mt][kk][3] = M::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-#pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {
-        std::uint32_t vb[4];
-        ldsm_x4_trans(vb, cV + (v_off ^ (dp * 32)) + kk * 16 * D * 2);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          M::mma(acc[mt][2 * dp], pa[mt][kk], vb[0], vb[1]);
-          M::mma(acc[mt][2 * dp + 1], pa[mt][kk], vb[2], vb[3]);
-        }
-      }
-    }
+    pack_p<M, BN>(pa, s);
+    std::uint32_t vb[4];
+    accumulate_pv<M, D, BN>(acc, pa, vb, cV, v_off);
     buf ^= 1;
   }
-
-  // Epilogue: O / l in the input type; LSE = max * scale + ln(l); rows without a visible key
-  // give O = 0 and LSE = -inf.
-  T* gO = static_cast<T*>(p.o) + static_cast<long long>(start_q + m0) * qs + static_cast<long long>(h) * D;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      float l = row_sum[mt][hf];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const int r = warp_row0 + mt * 16 + g + hf * 8;
-      if (m0 + r < len_q) {
-        const float inv = l > 0.f ? 1.f / l : 0.f;
-        T* orow = gO + static_cast<long long>(r) * qs;
-#pragma unroll
-        for (int dt = 0; dt < DTILES; ++dt)
-          *reinterpret_cast<std::uint32_t*>(orow + dt * 8 + 2 * t) =
-              M::pack(acc[mt][dt][2 * hf] * inv, acc[mt][dt][2 * hf + 1] * inv);
-        if (t == 0) {
-          const long long li = p.cu_q ? h * p.lse_head_stride + start_q + m0 + r
-                                      : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + m0 + r;
-          p.lse[li] = l > 0.f ? row_max[mt][hf] * p.scale + logf(l) : neg_inf();
-        }
-      }
-    }
+  store_rows<M, T, D>(p, acc, row_max, row_sum, start_q, m0, len_q, h, b, warp_row0, g, t, qs);
 }
 
 }  // namespace detail
