@@ -172,6 +172,26 @@ __device__ __forceinline__ void score(float (&s)[MT][NTILES][4], std::uint32_t (
   }
 }
 
+// Masks the tail block and, for causal, keys past the diagonal (row m0 + warp_row0 + ... sees
+// key j when j < len_k and j <= row + diag).
+template <int BN, int MT, int NTILES, bool Causal>
+__device__ __forceinline__ void mask_block(float (&s)[MT][NTILES][4], int nb, int len_k, int m0, const int& diag,
+                                           int warp_row0, int g, int t) {
+  const int n0 = nb * BN;
+  if (n0 + BN > len_k || (Causal && n0 + BN - 1 > m0 + diag)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NTILES; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = n0 + nt * 8 + 2 * t + (e & 1);
+          const int row = m0 + warp_row0 + mt * 16 + g + (e >> 1) * 8;
+          if (key >= len_k || (Causal && key > row + diag)) s[mt][nt][e] = neg_inf();
+        }
+  }
+}
+
 // Online softmax: new row maxima (over the quad that shares a row), rescale, exponentiate.
 template <int MT, int NTILES, int DTILES>
 __device__ __forceinline__ void online_softmax(float (&s)[MT][NTILES][4], float (&acc)[MT][DTILES][4],
@@ -357,20 +377,7 @@ __global__ void __launch_bounds__(W * 32) fa2_forward(const Params p) {
     std::uint32_t qa[MT][4];
     std::uint32_t kb[4];
     score<M, D, BN>(s, qa, kb, sQ_addr, q_off, cK, k_off);
-    // Mask the tail block and, for causal, keys past the diagonal.
-    const int n0 = nb * BN;
-    if (n0 + BN > len_k || (Causal && n0 + BN - 1 > m0 + diag)) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NTILES; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int key = n0 + nt * 8 + 2 * t + (e & 1);
-            const int row = m0 + warp_row0 + mt * 16 + g + (e >> 1) * 8;
-            if (key >= len_k || (Causal && key > row + diag)) s[mt][nt][e] = neg_inf();
-          }
-    }
+    mask_block<BN, MT, NTILES, Causal>(s, nb, len_k, m0, diag, warp_row0, g, t);
     online_softmax(s, acc, row_max, row_sum, sl2);
     std::uint32_t pa[MT][BN / 16][4];
     pack_p<M, BN>(pa, s);
