@@ -42,8 +42,6 @@ command -v mpirun >/dev/null || skip "no mpirun"
 . "$here/nodes.sh"
 # shellcheck source=../slurm/jobs_left.sh
 . "$here/../slurm/jobs_left.sh"
-# shellcheck source=../slurm/session_nice.sh
-. "$here/../slurm/session_nice.sh"
 why=$(mn_can_make_nodes) || skip "$why"
 
 tmp=$(mktemp -d /tmp/genbench-mn.XXXXXX)
@@ -54,7 +52,6 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   [ "$slurm_pid" -gt 0 ] && kill "$slurm_pid" 2>/dev/null
-  [ -n "${slurm_session_nice_pid:-}" ] && kill "$slurm_session_nice_pid" 2>/dev/null
   mn_teardown
   local pid i
   pid=$(cat "$tmp/munged.pid" 2>/dev/null)
@@ -265,9 +262,6 @@ CONF
   echo "Slurm part passed"
   return 0
 }
-# The daemons and each job are sessions of their own, which autogroup scheduling shares the CPU
-# between before it looks at nice values: their sessions get the daemons' nice 10 too.
-slurm_session_nice "$S/slurm.conf" 10
 ( slurm_part; echo $? > "$tmp/slurm.rc" ) > "$tmp/logs/slurm-part.log" 2>&1 &
 slurm_pid=$!
 

@@ -63,7 +63,6 @@ cleanup() {
       [ -f "$f" ] && { echo "----- tail of $f"; tail -n 25 "$f"; }
     done
   fi
-  [ -n "${slurm_session_nice_pid:-}" ] && kill "$slurm_session_nice_pid" 2>/dev/null
   if [ "$keep" = 1 ]; then log "kept $tmp"; else rm -rf "$tmp"; fi
   log "cleaned up (exit $rc)"
   exit "$rc"
@@ -137,12 +136,7 @@ export SLURM_CONF=$tmp/slurm.conf
 # The daemons, and so the jobs, run at a lower priority than the tests beside them (ctest -j): the
 # time-limit job and its follow-up time a fixed number of seconds per point, so at full priority
 # they would take two cores' worth of CPU from the other tests for a minute while waiting out
-# the limit, and finish no sooner. The daemons and each job are sessions of their own, which
-# autogroup scheduling shares the CPU between before it looks at nice values: slurm_session_nice
-# gives their sessions the same nice (session_nice.sh).
-# shellcheck source=session_nice.sh
-. "$(dirname "${BASH_SOURCE[0]}")/session_nice.sh"
-slurm_session_nice "$SLURM_CONF" 10
+# the limit, and finish no sooner.
 timeout 30 nice -n 10 slurmctld -i >/dev/null 2>&1 || skip "slurmctld would not start: $(tail -n 3 "$tmp/slurmctld.log" 2>/dev/null)"
 timeout 30 nice -n 10 slurmd >/dev/null 2>&1 || skip "slurmd would not start: $(tail -n 3 "$tmp/slurmd.log" 2>/dev/null)"
 
