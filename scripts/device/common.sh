@@ -6,6 +6,11 @@
 #   step NAME LIMIT_S LOG cmd...  runs cmd under timeout into $OUT/LOG, printing name, limit and
 #                             rc; the limit shrinks to what is left of DEVICE_BUDGET_S (when set,
 #                             seconds since device_init) and the step is skipped below 10 s.
+#   device_build LIMIT_S TARGET...  configures $B (RelWithDebInfo, sm_90a) and builds TARGETs
+#                             (genbench, genbench_tests, genbench_mpi_tests) as the steps
+#                             `configure` and `build` (logs configure.txt, build.txt); prints the
+#                             build's errors and warnings and exits 1 when a target's binary is
+#                             missing afterwards.
 device_init() {
   cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
   OUT=${OUT:-$1}
@@ -25,6 +30,18 @@ step() {
   echo "== $name (limit ${limit}s, at $(( $(date +%s) - t0 ))s)"
   timeout "$limit" "$@" >"$OUT/$log" 2>&1
   echo "   rc=$?"
+}
+
+device_build() {
+  local limit=$1 t bin; shift
+  step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGENBENCH_CUDA_ARCHITECTURES=90a
+  step build "$limit" build.txt cmake --build "$B" -j "${GENBENCH_JOBS:-16}" --target "$@"
+  grep -E " error|warning:|FAILED" "$OUT/build.txt" | head -20
+  for t in "$@"; do
+    case $t in genbench) bin=$B/bin/genbench ;; *) bin=$B/tests/$t ;; esac
+    if [ ! -x "$bin" ]; then echo "device_build: $bin was not built"; tail -30 "$OUT/build.txt"; exit 1; fi
+  done
 }
 
 # summary_points LOG PREFIX IMPLS: one line per point of a genbench run's summary table: PREFIX,

@@ -10,11 +10,8 @@ set -uo pipefail
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-560}
 device_init results/decode-cudnn
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee "$OUT/smi.txt"
-step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a
+device_build 330 genbench genbench_tests
 grep -E "cuDNN|CUDA backend" "$OUT/configure.txt"
-step build 330 build.txt cmake --build "$B" -j "${GENBENCH_JOBS:-16}" --target genbench genbench_tests
-grep -E " error|warning:|FAILED" "$OUT/build.txt" | head -20
-if [ ! -x "$B/bin/genbench" ] || [ ! -x "$B/tests/genbench_tests" ]; then tail -30 "$OUT/build.txt"; exit 1; fi
 step tests 120 tests.txt "$B/tests/genbench_tests" --gtest_filter='DecodeCudnnGpu.*:DecodeGpu.*:DecodeOp.*'
 grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |^\[ (refused|variant)|Failure|Expected|Which is|validation" "$OUT/tests.txt" | cut -c1-400 | head -60
 step smoke 150 smoke.txt "$B/bin/genbench" run configs/decode-cudnn-smoke.yaml -o "$OUT/decode-cudnn-smoke.h5" --force

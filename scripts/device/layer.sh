@@ -12,9 +12,7 @@ MODEL=${MODEL:-llama3-8b-tp1-decode}
 device_init results/layer
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee "$OUT/smi.txt"
 if [ "${BUILT:-0}" != 1 ]; then
-  step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a
-  step build 300 build.txt cmake --build "$B" -j "${GENBENCH_JOBS:-16}" --target genbench genbench_tests
-  grep -E " error|warning:|FAILED" "$OUT/build.txt" | head -20
+  device_build 300 genbench genbench_tests
 fi
 if [ ! -x "$B/bin/genbench" ]; then tail -30 "$OUT/build.txt"; exit 1; fi
 step layer 240 layer.txt "$B/bin/genbench" run configs/layer.yaml -o "$OUT/layer.h5" --force

@@ -9,10 +9,7 @@ set -uo pipefail
 DEVICE_BUDGET_S=${DEVICE_BUDGET_S:-400}
 device_init results/profile-backward
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader | tee "$OUT/smi.txt"
-step configure 60 configure.txt cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENBENCH_CUDA_ARCHITECTURES=90a
-step build 300 build.txt cmake --build "$B" -j "${GENBENCH_JOBS:-16}" --target genbench genbench_tests
-grep -E " error|warning:|FAILED" "$OUT/build.txt" | head -20
-if [ ! -x "$B/bin/genbench" ]; then tail -30 "$OUT/build.txt"; exit 1; fi
+device_build 300 genbench genbench_tests
 if [ -n "${FILTER:-}" ]; then
   step tests 150 tests.txt "$B/tests/genbench_tests" --gtest_filter="$FILTER"
   grep -E "^\[ +(FAILED|PASSED|OK|SKIPPED) |Failure|Expected|Which is|unsupported|error|worst" "$OUT/tests.txt" | cut -c1-260 | head -80
