@@ -16,6 +16,8 @@ device_init() {
   OUT=${OUT:-$1}
   B=${BUILD:-build-dev}
   mkdir -p "$OUT"
+  [ -d .git ] || [ -f .genbench-revision ] || echo "device_init: no .git and no .genbench-revision here:" \
+    "result files will say git_revision unknown (scripts/stamp-revision.sh, then carry .genbench-revision)"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
   t0=$(date +%s)
 }

@@ -3,7 +3,8 @@
 The build runs the script on every build, so these tests run it the same way (script mode)
 on a scratch git repository: it must follow commits and edits made after configuring, leave
 the header untouched when nothing changed (no needless recompiles), honour the
-GENBENCH_GIT_REVISION override, and fall back to "unknown" outside a git tree.
+GENBENCH_GIT_REVISION override, take a stamped revision in a copy without .git, and fall back to
+"unknown" outside a git tree.
 """
 import os
 import re
@@ -136,3 +137,27 @@ def test_tree_hash_script_matches_the_build(tmp_path):
     git(clone, "checkout", "-q", subprocess.run([GIT, "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                                                  text=True).stdout.strip())
     assert printed[1] == source_tree(clone, tmp_path / "version.h")
+
+
+def test_a_copy_without_git_takes_the_stamped_revision(repo, tmp_path):
+    """A copy of the tree without .git (a GPU node's) names its build with the revision in
+    .genbench-revision (scripts/stamp-revision.sh's "REV TREE" line); the stamp itself is not
+    part of the tree's hash, a copy whose content is not the stamped tree's says -modified, and a
+    damaged stamp is ignored (unknown)."""
+    out = tmp_path / "version.h"
+    rev = git(repo, "rev-parse", "--short=12", "HEAD")
+    tree = source_tree(repo, out)
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))
+    assert run_script(copy, out) == "unknown"
+    (copy / ".genbench-revision").write_text(f"{rev} {tree}\n")
+    assert source_tree(copy, out) == tree
+    assert run_script(copy, out) == rev
+    (copy / "a.txt").write_text("edited on the node\n")
+    assert run_script(copy, out) == rev + "-modified"
+    (copy / ".genbench-revision").write_text("not a stamp\n")
+    assert run_script(copy, out) == "unknown"
+    # A tree with .git keeps git's own answer whatever a stale stamp says.
+    (repo / ".genbench-revision").write_text(f"something-else {tree}\n")
+    (repo / ".gitignore").write_text("/.genbench-revision\n")
+    assert run_script(repo, out) == rev
