@@ -91,6 +91,21 @@ std::int64_t get_attr_int(hid_t loc, const char* name) {
   return v;
 }
 
+std::vector<std::string> member_names(hid_t group) {
+  std::vector<std::string> names;
+  hsize_t n = 0;
+  if (H5Gget_num_objs(group, &n) < 0) return names;
+  for (hsize_t i = 0; i < n; ++i) {
+    const ssize_t len = H5Gget_objname_by_idx(group, i, nullptr, 0);
+    if (len < 0) continue;
+    std::string name(static_cast<std::size_t>(len) + 1, '\0');
+    H5Gget_objname_by_idx(group, i, name.data(), name.size());
+    name.resize(static_cast<std::size_t>(len));
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::vector<std::string> get_attr_strings(hid_t loc, const char* name) {
   std::vector<std::string> out;
   Id a(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);

@@ -52,6 +52,8 @@ std::int64_t get_attr_int(hid_t loc, const char* name);
 // A one-dimensional attribute of variable-length strings (set_attr's vector form); empty when
 // it is missing or of another type.
 std::vector<std::string> get_attr_strings(hid_t loc, const char* name);
+// The names of a group's members (datasets and subgroups), in the file's order.
+std::vector<std::string> member_names(hid_t group);
 
 // A compound row type built column by column, and a packed row buffer for it.
 class Compound {

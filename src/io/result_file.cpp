@@ -307,18 +307,6 @@ void write_root(hid_t f, const RunAttributes& a) {
   h5::set_attr(f, schema::kAttrState, std::string("running"));
 }
 
-std::vector<std::string> group_names(hid_t g) {
-  std::vector<std::string> names;
-  hsize_t n = 0;
-  H5Gget_num_objs(g, &n);
-  for (hsize_t i = 0; i < n; ++i) {
-    char name[256];
-    H5Gget_objname_by_idx(g, i, name, sizeof(name));
-    names.emplace_back(name);
-  }
-  return names;
-}
-
 // The completed points of one v2 benchmark group: rows whose status is set. Throws UsageError
 // when such a row's point column is not its row (a damaged file).
 std::set<std::size_t> completed_points(hid_t g, const std::string& bench, const std::string& path) {
@@ -461,7 +449,7 @@ ResultFile ResultFile::resume(const std::string& path, const RunAttributes& attr
                                  attrs.world_size));
     Id g(H5Gopen2(f, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
     if (g.valid()) {
-      for (const auto& name : group_names(g)) {
+      for (const auto& name : h5::member_names(g)) {
         Id bg(H5Gopen2(g, name.c_str(), H5P_DEFAULT), H5Gclose);
         if (!bg.valid()) continue;
         auto set = completed_points(bg, name, path);

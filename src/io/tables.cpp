@@ -97,17 +97,9 @@ Table completed_rows(Table t) {
 }
 
 std::vector<std::string> benchmark_names(hid_t file) {
-  std::vector<std::string> names;
   Id g(H5Gopen2(file, schema::kBenchmarks, H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) return names;
-  hsize_t n = 0;
-  H5Gget_num_objs(g, &n);
-  for (hsize_t i = 0; i < n; ++i) {
-    char name[256];
-    H5Gget_objname_by_idx(g, i, name, sizeof(name));
-    names.emplace_back(name);
-  }
-  return names;
+  if (!g.valid()) return {};
+  return h5::member_names(g);
 }
 
 Id open_result_file(const std::string& path) {
