@@ -147,12 +147,19 @@ def step_parts(cfg, tp, tokens, logits):
             ("lm_head", "gemm", dict(m=logits, n=v // tp, k=h, trans_b="t", dtype="bf16", cache="cold"))]
 
 
-def attention_part(cfg, tp, seq):
-    if "q_lora" in cfg:  # MLA as multi-head attention over head_dim 128 (docs/models.md)
-        heads, kv, d = cfg["heads"] // tp, cfg["heads"] // tp, 128
+def attention_part(cfg, tp, seq, backward=False):
+    """MLA prefill (DeepSeek-V3) is multi-head attention with Q/K of qk_nope + qk_rope (192) and
+    V of v_dim (128); its backward, which takes one head dim, has the stand-in of head_dim 128
+    (docs/models.md)."""
+    dims = {}
+    if "q_lora" in cfg:
+        heads, kv = cfg["heads"] // tp, cfg["heads"] // tp
+        dims = dict(head_dim=128) if backward else dict(head_dim=cfg["qk_nope"] + cfg["qk_rope"],
+                                                        head_dim_v=cfg["v_dim"])
     else:
-        heads, kv, d = cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp), cfg["head_dim"]
-    return "attention", "attention", dict(batch=1, seqlen_q=seq, heads=heads, heads_kv=kv, head_dim=d,
+        heads, kv = cfg["heads"] // tp, max(1, cfg["kv_heads"] // tp)
+        dims = dict(head_dim=cfg["head_dim"])
+    return "attention", "attention", dict(batch=1, seqlen_q=seq, heads=heads, heads_kv=kv, **dims,
                                           causal="true", dtype="bf16")
 
 
@@ -167,8 +174,8 @@ def decode_part(cfg, tp, batch, cache):
 
 def trains(cfg):
     """Whether the prefill suite has a training phase: every model's. MoE models train their
-    routed experts through expert_backward_parts; DeepSeek-V3's MLA attention is the forward's
-    stand-in (multi-head attention over head_dim 128, attention_part) in both directions."""
+    routed experts through expert_backward_parts; DeepSeek-V3's MLA attention backward is a
+    stand-in (multi-head attention over head_dim 128, attention_part)."""
     return True
 
 
@@ -331,7 +338,7 @@ def suite(model, cfg, tp, phase):
                 for part, op, axes, count in expert_backward_parts(cfg, tp, tokens):
                     add(part, op, axes, scen, "bf16", count=count, shared="train")
             # the attention's backward (dQ, dK, dV) on the forward's shape
-            _, _, att = attention_part(cfg, tp, tokens)
+            _, _, att = attention_part(cfg, tp, tokens, backward=True)
             add("attention_backward", "attention_backward", att, scen, shared="train")
             # the backward of the pointwise parts: per layer, and once a step (embedding, final norm)
             for part, axes, count in pointwise_backward_parts(cfg, tp, tokens):

@@ -24,6 +24,13 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// An implementation that cannot run a point, found out only when preparing it (a vendor
+// library with no engine for the shape): the point is recorded as unsupported, with the reason.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 // The run was interrupted by a signal; the output is consistent and resumable.
 class Interrupted : public Error {
  public:

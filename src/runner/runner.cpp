@@ -402,6 +402,8 @@ class Run {
       run.mine.memory_delta = run.free_before - backend_->memory_info().free_bytes;
     } catch (const OutOfMemory& e) {
       run.verdict.set(kSevSkipped, e.what());
+    } catch (const Unsupported& e) {
+      run.verdict.set(kSevUnsupported, e.what());
     } catch (const std::exception& e) {
       run.verdict.set(kSevFailed, std::string("prepare: ") + e.what());
     }

@@ -234,6 +234,51 @@ TEST(Runner, ThrowingCanImplementFailsItsPointsOnly) {
   }
 }
 
+// An implementation that finds out only when preparing that it cannot run a point (a vendor
+// library with no engine for the shape) throws Unsupported: the point is unsupported with the
+// reason, not failed, and the run's exit code says nothing failed.
+class RefusingAtPrepareGemm : public Implementation {
+ public:
+  std::string can_implement(const Point&, const Context&) const override { return ""; }
+  std::unique_ptr<Case> prepare(const Point&, Context&) const override {
+    throw Unsupported("test: no engine for this shape");
+  }
+};
+
+TEST(Runner, UnsupportedAtPrepareIsUnsupportedNotFailed) {
+  static const bool added = [] {
+    Registry::instance().add({"gemm", "test_refuses", BackendKind::host, "test: prepare throws Unsupported"},
+                             [] { return std::unique_ptr<Implementation>(std::make_unique<RefusingAtPrepareGemm>()); });
+    return true;
+  }();
+  ASSERT_TRUE(added);
+  const Comm& comm = test::comm();
+  const std::string path = shared_dir() + "/refuses.h5";
+  const Config cfg = parse_config(R"(benchmarks:
+  - name: gemm
+    op: gemm
+    implementations: [reference, test_refuses]
+    axes: {m: 17, n: 9, k: 33, dtype: fp32}
+    timing: {warmup: 0, min_iterations: 2, max_iterations: 2, min_time: 0}
+)",
+                                  "refuses.yaml");
+  RunOptions opts = host_run(path);
+  EXPECT_EQ(run_benchmarks(cfg, opts, comm), kExitOk);
+  if (comm.is_root()) {
+    EXPECT_EQ(check_result_file(path), "");
+    const auto texts = row_texts(path, "gemm");
+    ASSERT_EQ(texts.size(), 2u);
+    for (const auto& [impl, status, reason] : texts) {
+      if (impl == "reference") {
+        EXPECT_EQ(status, "ok") << reason;
+      } else {
+        EXPECT_EQ(status, "unsupported") << reason;
+        EXPECT_NE(reason.find("no engine for this shape"), std::string::npos) << reason;
+      }
+    }
+  }
+}
+
 // A case whose report (Case::extra_metrics(), Case::chosen()) is not what its op's columns
 // expect: an extra column no column declares, or a declared one left out. Its points fail with
 // the reason; nothing is written as a silent NaN.

@@ -34,6 +34,36 @@ TEST(Attention, FlopsFollowFlashAttentionConvention) {
   EXPECT_DOUBLE_EQ(AttentionShape::from(p).flops(), 4.0 * 2 * 16 * 6 * 128);
 }
 
+// head_dim_v (V's and O's dim; MLA prefill: Q/K 192, V 128): 2 * (d + dv) FLOPs a pair, V and O
+// bytes by dv, the describe line names both; 0 and head_dim itself mean the same dim.
+TEST(Attention, HeadDimVCountsFlopsAndBytesByEachDim) {
+  Point p = test::point_with(attention_op(), "");
+  namespace a = attention_axis;
+  p.values[a::batch] = std::int64_t{1};
+  p.values[a::heads] = std::int64_t{4};
+  p.values[a::heads_kv] = std::int64_t{2};
+  p.values[a::seqlen_q] = std::int64_t{100};
+  p.values[a::seqlen_k] = std::int64_t{300};
+  p.values[a::head_dim] = std::int64_t{192};
+  p.values[a::dtype] = std::string("bf16");
+  const Work same = attention_op().work(p, 1);
+  EXPECT_DOUBLE_EQ(same.flops, 4.0 * 4 * 100 * 300 * 192);
+  EXPECT_DOUBLE_EQ(same.bytes, 2.0 * 192 * (4 * 100 + 2 * 2 * 300 + 4 * 100));
+  EXPECT_EQ(attention_op().describe(p).find("d=192/"), std::string::npos);
+  p.values[a::head_dim_v] = std::int64_t{192};
+  EXPECT_DOUBLE_EQ(attention_op().work(p, 1).flops, same.flops);
+  p.values[a::head_dim_v] = std::int64_t{128};
+  const auto s = AttentionShape::from(p);
+  EXPECT_EQ(s.dv(), 128);
+  const Work w = attention_op().work(p, 1);
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 4 * 100 * 300 * (192 + 128));
+  EXPECT_DOUBLE_EQ(w.bytes, 2.0 * (192 * (4 * 100 + 2 * 300) + 128 * (2 * 300 + 4 * 100)));
+  EXPECT_NE(attention_op().describe(p).find("d=192/128"), std::string::npos) << attention_op().describe(p);
+  // A shape built by hand (head_dim_v left 0) has V's dim equal to head_dim.
+  AttentionShape by_hand{1, 2, 2, 8, 8, 64, false, DType::bf16, 0.125f, false, false};
+  EXPECT_EQ(by_hand.dv(), 64);
+}
+
 TEST(Attention, TokensAndHiddenDeriveBatchAndHeads) {
   Point p = test::point_with(attention_op(), "");
   namespace a = attention_axis;

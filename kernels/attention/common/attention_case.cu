@@ -78,10 +78,12 @@ DeviceAttentionCase::DeviceAttentionCase(const AttentionShape& s, Context& ctx)
   const std::size_t el = dtype_size(s.dtype);
   const auto n_q = static_cast<std::size_t>(rows_q_ * s.heads * s.head_dim);
   const auto n_kv = static_cast<std::size_t>(rows_k_ * s.heads_kv * s.head_dim);
+  const auto n_v = static_cast<std::size_t>(rows_k_ * s.heads_kv * s.dv());
+  const auto n_o = static_cast<std::size_t>(rows_q_ * s.heads * s.dv());
   q_ = ctx.backend.allocate(n_q * el);
   k_ = ctx.backend.allocate(n_kv * el);
-  v_ = ctx.backend.allocate(n_kv * el);
-  o_ = ctx.backend.allocate(n_q * dtype_size(output_dtype(s.dtype)));
+  v_ = ctx.backend.allocate(n_v * el);
+  o_ = ctx.backend.allocate(n_o * dtype_size(output_dtype(s.dtype)));
   lse_ = ctx.backend.allocate(static_cast<std::size_t>(rows_q_ * s.heads) * sizeof(float));
   cu_q_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
   cu_k_ = ctx.backend.allocate(static_cast<std::size_t>(s.batch + 1) * sizeof(int));
@@ -89,7 +91,7 @@ DeviceAttentionCase::DeviceAttentionCase(const AttentionShape& s, Context& ctx)
   const float fill_scale = 1.0f / input_descale(s.dtype);
   fill_normal_device(q_.get(), static_cast<std::int64_t>(n_q), seed_ + 1, s.dtype, fill_scale, stream());
   fill_normal_device(k_.get(), static_cast<std::int64_t>(n_kv), seed_ + 2, s.dtype, fill_scale, stream());
-  fill_normal_device(v_.get(), static_cast<std::int64_t>(n_kv), seed_ + 3, s.dtype, fill_scale, stream());
+  fill_normal_device(v_.get(), static_cast<std::int64_t>(n_v), seed_ + 3, s.dtype, fill_scale, stream());
   set_lengths(s.lengths_q(), s.lengths_k());
   GENBENCH_CHECK_CUDA(cudaStreamSynchronize(stream()));
 }
@@ -171,10 +173,12 @@ Validation DeviceAttentionCase::check_outputs() {
   }
   const auto n_q = static_cast<std::size_t>(rows_q_ * s_.heads * s_.head_dim);
   const auto n_kv = static_cast<std::size_t>(rows_k_ * s_.heads_kv * s_.head_dim);
+  const auto n_v = static_cast<std::size_t>(rows_k_ * s_.heads_kv * s_.dv());
+  const auto n_o = static_cast<std::size_t>(rows_q_ * s_.heads * s_.dv());
   d.q = download_as_float(q_.get(), s_.dtype, n_q, descale());
   d.k = download_as_float(k_.get(), s_.dtype, n_kv, descale());
-  d.v = download_as_float(v_.get(), s_.dtype, n_kv, descale());
-  d.o = download_as_float(o_.get(), output_dtype(s_.dtype), n_q);
+  d.v = download_as_float(v_.get(), s_.dtype, n_v, descale());
+  d.o = download_as_float(o_.get(), output_dtype(s_.dtype), n_o);
   d.lse = download_as_float(lse_.get(), DType::fp32, static_cast<std::size_t>(rows_q_ * s_.heads));
   return validate_attention(d, seed_);
 }

@@ -53,24 +53,26 @@ double dtype_epsilon(DType t) {
 }
 
 // Row i of head h of sequence b in the host tensors: its shape, its visible keys [0, end), the
-// query row and the sequence's first K and V rows (key j of head hk at (j * heads_kv + hk) * D).
+// query row and the sequence's first K and V rows (key j of head hk at (j * heads_kv + hk) * D
+// in K, * DV in V).
 struct RowInputs {
   AttentionShape s;
-  std::int64_t D, hk, end;
+  std::int64_t D, DV, hk, end;
   const float *q, *k, *v;
   const float* k_row(std::int64_t j) const { return k + (j * s.heads_kv + hk) * D; }
-  const float* v_row(std::int64_t j) const { return v + (j * s.heads_kv + hk) * D; }
+  const float* v_row(std::int64_t j) const { return v + (j * s.heads_kv + hk) * DV; }
 };
 
 RowInputs row_inputs(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i) {
   RowInputs r;
   r.s = sequence_shape(d, b);
   r.D = r.s.head_dim;
+  r.DV = r.s.dv();
   r.hk = h / (r.s.heads / r.s.heads_kv);
   r.end = attention_key_end(r.s, i);
   r.q = d.q.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * r.s.heads + h) * r.D;
   r.k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * r.s.heads_kv * r.D;
-  r.v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * r.s.heads_kv * r.D;
+  r.v = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * r.s.heads_kv * r.DV;
   return r;
 }
 
@@ -95,7 +97,7 @@ double score_magnitude(const HostAttentionData& d, std::int64_t b, std::int64_t 
 double weight_error_spread(const HostAttentionData& d, std::int64_t b, std::int64_t h, std::int64_t i,
                            const double* ref) {
   const RowInputs r = row_inputs(d, b, h, i);
-  const std::int64_t D = r.D, end = r.end;
+  const std::int64_t D = r.D, DV = r.DV, end = r.end;
   if (end == 0) return 0;
   std::vector<double> p(static_cast<std::size_t>(end));
   double mx = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -107,12 +109,12 @@ double weight_error_spread(const HostAttentionData& d, std::int64_t b, std::int6
     mx = std::max(mx, p[static_cast<std::size_t>(j)]);
   }
   for (double& x : p) sum += (x = std::exp(x - mx));
-  std::vector<double> acc(static_cast<std::size_t>(D), 0.0);
+  std::vector<double> acc(static_cast<std::size_t>(DV), 0.0);
   for (std::int64_t j = 0; j < end; ++j) {
     const double w = p[static_cast<std::size_t>(j)] / sum, w2 = w * w;
     if (w2 < 1e-30) continue;
     const float* vj = r.v_row(j);
-    for (std::int64_t x = 0; x < D; ++x) {
+    for (std::int64_t x = 0; x < DV; ++x) {
       const double dv = vj[x] - ref[x];
       acc[static_cast<std::size_t>(x)] += w2 * dv * dv;
     }
@@ -151,8 +153,8 @@ void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t 
                        float* lse) {
   const RowInputs r = row_inputs(d, b, h, i);
   const AttentionShape& s = r.s;
-  const std::int64_t D = r.D, end = r.end;
-  for (std::int64_t x = 0; x < D; ++x) out[x] = 0;
+  const std::int64_t D = r.D, DV = r.DV, end = r.end;
+  for (std::int64_t x = 0; x < DV; ++x) out[x] = 0;
   if (end == 0) {
     *lse = -std::numeric_limits<float>::infinity();
     return;
@@ -168,30 +170,31 @@ void low_precision_row(const HostAttentionData& d, std::int64_t b, std::int64_t 
   }
   const bool fp8 = s.dtype == DType::fp8_e4m3;
   float sum = 0;
-  std::vector<float> acc(static_cast<std::size_t>(D), 0.0f);
+  std::vector<float> acc(static_cast<std::size_t>(DV), 0.0f);
   for (std::int64_t j = 0; j < end; ++j) {
     const float p = std::exp(sc[static_cast<std::size_t>(j)] - mx);
     sum += p;
     const float pr = fp8 ? round_to(s.dtype, p * kFp8POffset) / kFp8POffset : round_to(s.dtype, p);
     const float* vj = r.v_row(j);
-    for (std::int64_t x = 0; x < D; ++x) acc[static_cast<std::size_t>(x)] += pr * vj[x];
+    for (std::int64_t x = 0; x < DV; ++x) acc[static_cast<std::size_t>(x)] += pr * vj[x];
   }
-  for (std::int64_t x = 0; x < D; ++x) out[x] = round_to(output_dtype(s.dtype), acc[static_cast<std::size_t>(x)] / sum);
+  for (std::int64_t x = 0; x < DV; ++x)
+    out[x] = round_to(output_dtype(s.dtype), acc[static_cast<std::size_t>(x)] / sum);
   *lse = mx + std::log(sum);
 }
 
 Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
   const AttentionShape& s = d.shape;
   Validation v;
-  const std::int64_t D = s.head_dim;
+  const std::int64_t D = s.head_dim, DV = s.dv();
   // Every element of the used rows must have been written (the outputs were poisoned).
   const std::int64_t tq = d.total_q();
-  for (std::int64_t r = 0; r < tq * s.heads * D; ++r)
+  for (std::int64_t r = 0; r < tq * s.heads * DV; ++r)
     if (std::isnan(d.o[static_cast<std::size_t>(r)])) {
       v.ok = false;
       v.error = INFINITY;
       v.detail = strprintf("O element %lld (row %lld) is NaN: unwritten or invalid", static_cast<long long>(r),
-                           static_cast<long long>(r / (s.heads * D)));
+                           static_cast<long long>(r / (s.heads * DV)));
       return v;
     }
   for (std::int64_t b = 0; b < s.batch; ++b)
@@ -211,7 +214,7 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
   double per_row = 0;
   for (std::int64_t b = 0; b < s.batch; ++b)
     per_row = std::max(per_row, static_cast<double>(d.len_k[static_cast<std::size_t>(b)]));
-  per_row *= 4.0 * static_cast<double>(D);
+  per_row *= 2.0 * static_cast<double>(D + DV);
   const double budget = 1.5e8;
   const std::int64_t max_rows = std::max<std::int64_t>(24, static_cast<std::int64_t>(budget / std::max(per_row, 1.0)));
   std::vector<std::int64_t> batches = {0, s.batch - 1, s.batch / 2};
@@ -221,8 +224,8 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
   std::sort(heads.begin(), heads.end());
   heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
 
-  std::vector<double> ref(static_cast<std::size_t>(D)), scratch;
-  std::vector<float> lp(static_cast<std::size_t>(D));
+  std::vector<double> ref(static_cast<std::size_t>(DV)), scratch;
+  std::vector<float> lp(static_cast<std::size_t>(DV));
   double err = 0, err_lp = 0, ref_max = 0, lse_err = 0, lse_err_lp = 0;
   // Tensor-core inputs (fp8, fp16, bf16): largest score_magnitude() of the checked rows.
   const bool tensor_core_input = s.dtype != DType::fp32;
@@ -246,7 +249,7 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
     const AttentionShape sb = sequence_shape(d, b);
     const float* q = d.q.data() + d.start_q[static_cast<std::size_t>(b)] * s.heads * D;
     const float* k = d.k.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
-    const float* vv = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * D;
+    const float* vv = d.v.data() + d.start_k[static_cast<std::size_t>(b)] * s.heads_kv * DV;
     for (std::int64_t h : heads) {
       for (std::int64_t i : sample_rows(d, b, seed + static_cast<std::uint64_t>(h), per_batch_extra)) {
         double ref_lse = 0;
@@ -261,8 +264,8 @@ Validation validate_attention(const HostAttentionData& d, std::uint64_t seed) {
             weight_term = std::max(weight_term, 4.0 * std::ldexp(mag, -13) * spread);
           }
         }
-        const float* o = d.o.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * D;
-        for (std::int64_t x = 0; x < D; ++x) {
+        const float* o = d.o.data() + ((d.start_q[static_cast<std::size_t>(b)] + i) * s.heads + h) * DV;
+        for (std::int64_t x = 0; x < DV; ++x) {
           const double r = ref[static_cast<std::size_t>(x)];
           const double e = std::fabs(static_cast<double>(o[x]) - r);
           if (!(e <= err)) {  // also catches NaN

@@ -15,7 +15,8 @@
 
 namespace genbench::attention {
 
-// Layouts: Q, O [rows, heads, head_dim], K, V [rows, heads_kv, head_dim], where a sequence b
+// Layouts: Q [rows, heads, head_dim], O [rows, heads, head_dim_v], K [rows, heads_kv, head_dim],
+// V [rows, heads_kv, head_dim_v] (AttentionShape::dv()), where a sequence b
 // occupies rows [start_q[b], start_q[b] + len_q[b]) (packed for varlen, b * seqlen otherwise).
 // LSE: [batch, heads, seqlen_q] without varlen; [heads, capacity_q] with varlen, where
 // capacity_q = batch * seqlen_q (the buffer's rows), indexed by the packed row.

@@ -33,14 +33,15 @@ class SdpaGraph : private cudnn::GraphBuilder {
   enum : std::int64_t { kQ = 1, kK, kV, kO, kStats, kScale, kNegInf, kSeqQ, kSeqK, kVirtual = 100 };
 
   SdpaGraph(cudnnHandle_t handle, const AttentionShape& s) : GraphBuilder(kVirtual), s_(s) {
-    const std::int64_t b = s.batch, h = s.heads, hk = s.heads_kv, sq = s.seqlen_q, sk = s.seqlen_k, d = s.head_dim;
+    const std::int64_t b = s.batch, h = s.heads, hk = s.heads_kv, sq = s.seqlen_q, sk = s.seqlen_k, d = s.head_dim,
+                       dv = s.dv();
     const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32,
                           bl = CUDNN_DATA_BOOLEAN;
     // Inputs and outputs in memory.
     const auto& q = tensor(kQ, io, {b, h, sq, d}, {sq * h * d, d, h * d, 1});
     const auto& kt = tensor(kK, io, {b, hk, d, sk}, {sk * hk * d, d, 1, hk * d});
-    const auto& v = tensor(kV, io, {b, hk, sk, d}, {sk * hk * d, d, hk * d, 1});
-    const auto& o = tensor(kO, io, {b, h, sq, d}, {sq * h * d, d, h * d, 1});
+    const auto& v = tensor(kV, io, {b, hk, sk, dv}, {sk * hk * dv, dv, hk * dv, 1});
+    const auto& o = tensor(kO, io, {b, h, sq, dv}, {sq * h * dv, dv, h * dv, 1});
     const auto& stats = tensor(kStats, f32, {b, h, sq, 1}, {h * sq, sq, 1, 1});
     // Scalars passed by value.
     const auto& scale = tensor(kScale, f32, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
@@ -75,7 +76,7 @@ class SdpaGraph : private cudnn::GraphBuilder {
 
     // Operation graph, heuristics, plan.
     const cudnn::PlanSearch found = find_plan(handle);
-    if (found.configs == 0) throw Error("cuDNN: no engine supports this attention graph");
+    if (found.configs == 0) throw Unsupported("cuDNN: no engine supports this attention graph");
     const std::int64_t n = found.configs;
     if (!found.plan) {
       const std::string last_error =

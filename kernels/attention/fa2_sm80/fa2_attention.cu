@@ -174,6 +174,9 @@ class Fa2Attention final : public Implementation {
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     const int cc = prop.major * 10 + prop.minor;
     if (cc < 80) return strprintf("needs sm80 or later (this device is sm%d)", cc);
+    if (s.dv() != s.head_dim)
+      return strprintf("fa2 takes one head dim for Q, K and V, not %lld/%lld", static_cast<long long>(s.head_dim),
+                       static_cast<long long>(s.dv()));
     const std::string tile = tile_of(pt);
     const TileConfig* cfg = choose(cc, s.dtype, s.head_dim, s.causal, s.seqlen_q, tile);
     if (!cfg && tile != "auto")

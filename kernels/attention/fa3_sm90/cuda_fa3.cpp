@@ -71,6 +71,7 @@ void set_tensors(fa3::Tensors& t, const AttentionShape& s, const Tuning& tune, c
   t.seqlen_q = static_cast<int>(s.seqlen_q);
   t.seqlen_k = static_cast<int>(s.seqlen_k);
   t.head_dim = static_cast<int>(s.head_dim);
+  t.head_dim_v = static_cast<int>(s.dv());
   t.causal = s.causal;
   t.scale = s.scale;
   t.pingpong = tune.pingpong != 0;
@@ -189,16 +190,19 @@ class Fa3 final : public Implementation {
     const auto& prop = cuda_backend_of(ctx.backend).properties();
     if (prop.major != 9 || prop.minor != 0) return "fa3 needs sm_90a (Hopper)";
     if (s.dtype == DType::fp8_e4m3) {
-      if (s.head_dim != 128 && s.head_dim != 256)
-        return strprintf("fa3 fp8 supports head_dim 128 and 256, not %lld", static_cast<long long>(s.head_dim));
+      if ((s.head_dim != 128 && s.head_dim != 256) || s.dv() != s.head_dim)
+        return strprintf("fa3 fp8 supports head_dim 128 and 256 (V's the same), not %lld/%lld",
+                         static_cast<long long>(s.head_dim), static_cast<long long>(s.dv()));
       if (s.varlen) return "fa3 fp8: varlen is not implemented (the V^T pre-pass pads each sequence's keys)";
       if (s.batch * s.heads_kv > 65535) return "fa3 fp8: batch x heads_kv over 65535 (grid z of the V^T pass)";
       if (tuning_of(p).consumers == 3) return "fa3 fp8 runs two consumer warpgroups (fa3_consumers: 3 is 16-bit only)";
     } else if (s.dtype != DType::bf16 && s.dtype != DType::fp16) {
       return strprintf("fa3 supports fp16, bf16 and fp8_e4m3, not %s", dtype_name(s.dtype));
     }
-    if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
-      return strprintf("fa3 supports head_dim 64, 128 and 256, not %lld", static_cast<long long>(s.head_dim));
+    if (s.head_dim > 256 || s.dv() > 256 ||
+        fa3::kernel_dim(static_cast<int>(s.head_dim), static_cast<int>(s.dv())) == 0)
+      return strprintf("fa3 supports head dims that are multiples of 8 up to 256, not %lld/%lld",
+                       static_cast<long long>(s.head_dim), static_cast<long long>(s.dv()));
     if (s.batch > 65535) return "fa3: batch over 65535 (grid z limit)";
     if (s.heads > 65535) return "fa3: heads over 65535 (grid y limit)";
     if (s.batch * s.seqlen_q >= (std::int64_t{1} << 31) || s.batch * s.seqlen_k >= (std::int64_t{1} << 31))

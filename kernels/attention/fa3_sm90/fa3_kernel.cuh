@@ -72,6 +72,7 @@ struct KernelParams {
   const int* cu_k;
   long long lse_head_stride;                    // varlen: LSE is [heads, lse_head_stride] by packed row
   int heads, group, batch, seqlen_q, seqlen_k;  // varlen: seqlen_* are the maxima
+  int o_dim;                                    // O's row length in elements (D, or less where D is padded)
   int num_m_blocks;                             // query blocks of the longest sequence
   int num_tiles;                                // num_m_blocks x heads x batch
   int* sched;               // persistent launches: [next tile counter, finished CTAs], zero between launches
@@ -821,6 +822,9 @@ __device__ __forceinline__ void epilogue(const CUtensorMap& tm_o, const KernelPa
     }
   } else {
     constexpr int kUnitsPerRow = D / 8;
+    // O's row length: D, or less where a 16-bit kernel runs a padded head dim (the 8-bit kernels
+    // take none, and keep D a constant here).
+    const int o_dim = E::kElemBytes == 2 ? p.o_dim : D;
     unsigned char* o_base = static_cast<unsigned char*>(p.o);
     const std::int64_t o_row0 = p.cu_q ? te.start_q : static_cast<std::int64_t>(te.b) * p.seqlen_q;
 #pragma unroll 4
@@ -829,8 +833,8 @@ __device__ __forceinline__ void epilogue(const CUtensorMap& tm_o, const KernelPa
       const int row = te.row0 + cw * 64 + r;
       const uint4 val =
           *reinterpret_cast<const uint4*>(stage + (cu / 8) * (kBlockM * 128) + r * 128 + (((cu % 8) ^ (r & 7)) << 4));
-      if (row < te.seqlen_q) {
-        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * D + cu * 8;
+      if (row < te.seqlen_q && cu * 8 < o_dim) {  // a padded D's columns past O's are not written
+        const std::int64_t idx = ((o_row0 + row) * p.heads + te.h) * o_dim + cu * 8;
         *reinterpret_cast<uint4*>(o_base + idx * 2) = val;
       }
     }
@@ -1027,6 +1031,7 @@ KernelParams kernel_params(const Tensors& pr, const int* cu_q, const int* cu_k, 
   kp.group = pr.heads / pr.heads_kv;
   kp.seqlen_q = pr.seqlen_q;
   kp.seqlen_k = pr.seqlen_k;
+  kp.o_dim = pr.head_dim_v > 0 ? pr.head_dim_v : pr.head_dim;
   kp.num_m_blocks = (pr.seqlen_q + BM - 1) / BM;
   const long long tiles = static_cast<long long>(kp.num_m_blocks) * pr.heads * pr.batch;
   if (tiles > 0x7fffffffLL) throw Error("fa3: more than 2^31 tiles");

@@ -5,8 +5,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 #include "backend/cuda/check.h"
 #include "core/error.h"
@@ -82,12 +84,13 @@ struct Elem16 {
 
 // The compiled configurations (head dim, key tile, consumer warpgroups, K/V ring stages): the
 // only template instantiations of the kernel, each in bf16 and fp16, d=128 with and without the
-// split tail (dispatch). d=256 takes 80 keys to fit shared memory and registers; d=64 has the
-// shared memory for a third stage. The measured choices: docs/attention.md, design decisions.
+// split tail (dispatch). d=256 takes 80 keys to fit shared memory and registers, d=192 112 (128
+// would need 240 KB for Q and two stages); d=64 has the shared memory for a third stage. The
+// measured choices: docs/attention.md, design decisions.
 struct Config {
   int d, bn, consumers, stages;
 };
-constexpr Config kConfigs[] = {{64, 128, 3, 3}, {64, 128, 2, 3}, {128, 128, 2, 2}, {256, 80, 2, 2}};
+constexpr Config kConfigs[] = {{64, 128, 3, 3}, {64, 128, 2, 3}, {128, 128, 2, 2}, {192, 112, 2, 2}, {256, 80, 2, 2}};
 
 // Calls f.template operator()<D, BN, C, S, E>() for configuration c, E = Elem16<bf16, split>
 // (split: the kernel with the split tail, which only d=128 has).
@@ -105,6 +108,7 @@ void dispatch(const Config& c, bool bf16, bool split, F&& f) {
   GENBENCH_FA3_CASE(64, 128, 3, 3)
   GENBENCH_FA3_CASE(64, 128, 2, 3)
   GENBENCH_FA3_CASE(128, 128, 2, 2)
+  GENBENCH_FA3_CASE(192, 112, 2, 2)
   GENBENCH_FA3_CASE(256, 80, 2, 2)
 #undef GENBENCH_FA3_CASE
   throw Error(strprintf("fa3: no kernel for head_dim %d, block_n %d, %d consumer warpgroups, %d stages", c.d, c.bn,
@@ -147,18 +151,29 @@ struct Launch {
 // short query lengths, where two consumer warpgroups (128-row tiles: one diagonal key block per
 // tile instead of two or three, and no 192-row padding of 512 or 1024 rows) were 7-8% faster than
 // three (docs/perf-notes.md, fa3 v4; non-causal lost 5% there, so it keeps three). With
-// p.consumers = N (the fa3_consumers axis) the one with N consumer warpgroups.
+// p.consumers = N (the fa3_consumers axis) the one with N consumer warpgroups. A head dim
+// without a kernel of its own runs on the next one (kernel_dim).
 Config choose(const Problem& p) {
+  const int d = kernel_dim(p.head_dim, p.head_dim_v);
+  if (d == 0) throw Error(strprintf("fa3: head_dim %d / %d not supported", p.head_dim, p.head_dim_v));
   int want = p.consumers;
-  if (want == 0 && p.head_dim == 64 && p.causal && p.seqlen_q <= 1024) want = 2;
+  if (want == 0 && d == 64 && p.causal && p.seqlen_q <= 1024) want = 2;
   for (const Config& c : kConfigs)
-    if (c.d == p.head_dim && (want == 0 || c.consumers == want)) return c;
+    if (c.d == d && (want == 0 || c.consumers == want)) return c;
   for (const Config& c : kConfigs)
-    if (c.d == p.head_dim) return c;
-  throw Error(strprintf("fa3: head_dim %d not supported", p.head_dim));
+    if (c.d == d) return c;
+  throw Error(strprintf("fa3: head_dim %d not supported", d));
 }
 
 }  // namespace
+
+int kernel_dim(int head_dim, int head_dim_v) {
+  const int need = std::max(head_dim, head_dim_v > 0 ? head_dim_v : head_dim);
+  if (head_dim < 1 || head_dim % 8 != 0 || (head_dim_v > 0 && head_dim_v % 8 != 0)) return 0;
+  for (const int d : {64, 128, 192, 256})
+    if (need <= d) return d;
+  return 0;
+}
 
 std::string build_support() {
   return sm90a_support("fa3", reinterpret_cast<const void*>(fa3_fwd_kernel<128, 128, 2, 2, Elem16<true, false>>));
@@ -167,6 +182,7 @@ std::string build_support() {
 Launcher::Launcher(const Problem& p) : p_(p) {
   const Config c = choose(p);
   bn_ = c.bn;
+  kernel_dim_ = c.d;
   consumers_ = c.consumers;
   stages_ = c.stages;
   // Persistent unless asked otherwise: with tiles claimed from the counter it was as fast as
@@ -181,20 +197,24 @@ Launcher::Launcher(const Problem& p) : p_(p) {
             rows_k = packed ? p.batch * p.seqlen_k : p.seqlen_k;
   tq_ = make_map16("fa3", p.q, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64 * consumers_);
   tk_ = make_map16("fa3", p.k, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
-  tv_ = make_map16("fa3", p.v, p.bf16, map_b, rows_k, p.heads_kv, p.head_dim, bn_);
-  to_ = make_map16("fa3", p.o, p.bf16, map_b, rows_q, p.heads, p.head_dim, 64);
+  const int dv = p.head_dim_v > 0 ? p.head_dim_v : p.head_dim;
+  tv_ = make_map16("fa3", p.v, p.bf16, map_b, rows_k, p.heads_kv, dv, bn_);
+  to_ = make_map16("fa3", p.o, p.bf16, map_b, rows_q, p.heads, dv, 64);
 }
 
 void Launcher::launch(cudaStream_t stream) const {
-  dispatch({p_.head_dim, bn_, consumers_, stages_}, p_.bf16, split(),
+  dispatch({kernel_dim_, bn_, consumers_, stages_}, p_.bf16, split(),
            Launch{p_, tq_, tk_, tv_, to_, persistent_ctas_, split_, stream});
 }
 
 std::string Launcher::variant() const {
   // "m128n128d128-ws3-kv2-pp-ps-st varlen": tile, warpgroups, ring stages, ping-pong,
   // persistent, split tail, varlen (short: the variant column also carries graph replay
-  // statistics).
-  return strprintf("m%dn%dd%d-ws%d-kv%d%s%s%s%s", 64 * consumers_, bn_, p_.head_dim, consumers_ + 1, stages_,
+  // statistics). A padded head dim reads "d96@128", "d192/128@192".
+  const int dv = p_.head_dim_v > 0 ? p_.head_dim_v : p_.head_dim;
+  std::string d = std::to_string(p_.head_dim) + (dv != p_.head_dim ? "/" + std::to_string(dv) : "");
+  if (p_.head_dim != kernel_dim_ || dv != kernel_dim_) d += "@" + std::to_string(kernel_dim_);
+  return strprintf("m%dn%dd%s-ws%d-kv%d%s%s%s%s", 64 * consumers_, bn_, d.c_str(), consumers_ + 1, stages_,
                    p_.pingpong ? "-pp" : "", persistent_ctas_ > 0 ? "-ps" : "", split() ? "-st" : "",
                    p_.cu_q ? " varlen" : "");
 }

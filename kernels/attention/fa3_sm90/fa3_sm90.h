@@ -13,9 +13,12 @@
 
 namespace genbench::fa3 {
 
-// What every fa3 kernel takes: Q, O [batch, seqlen_q, heads, head_dim]; K, V [batch,
-// seqlen_k, heads_kv, head_dim]; LSE fp32 [batch, heads, seqlen_q]. Causal is bottom-right
-// aligned.
+// What every fa3 kernel takes: Q [batch, seqlen_q, heads, head_dim], O [batch, seqlen_q, heads,
+// head_dim_v]; K [batch, seqlen_k, heads_kv, head_dim], V [batch, seqlen_k, heads_kv, head_dim_v];
+// LSE fp32 [batch, heads, seqlen_q]. Causal is bottom-right aligned. The 16-bit kernels run a
+// head dim they have no kernel of (96; Q/K and V/O dims that differ, as MLA's 192/128) on the
+// next compiled one, max(head_dim, head_dim_v) rounded up: TMA reads the columns past a
+// tensor's own as zeros and does not write them back, so only the padded columns' work is extra.
 struct Tensors {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -23,6 +26,7 @@ struct Tensors {
   void* o = nullptr;
   float* lse = nullptr;
   int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+  int head_dim_v = 0;  // V and O; 0 = head_dim
   bool causal = false;
   float scale = 0;       // softmax scale
   bool pingpong = true;  // consumer warpgroups take turns issuing their GEMMs (named barriers)
@@ -60,6 +64,10 @@ struct Problem : Tensors {
 // "" when this build holds sm_90a code for fa3, else why not (the caller checks the device).
 std::string build_support();
 
+// The compiled head dim (64, 128, 192 or 256) a 16-bit problem runs on: the smallest that holds
+// both head dims (head_dim_v 0: head_dim); 0 when none does or a dim is not a multiple of 8.
+int kernel_dim(int head_dim, int head_dim_v);
+
 class Launcher {
  public:
   explicit Launcher(const Problem& p);  // throws genbench::Error when a tensor map cannot be encoded
@@ -81,6 +89,7 @@ class Launcher {
   int bn_ = 0;               // key tile width
   int consumers_ = 2;        // consumer warpgroups (64 query rows each)
   int stages_ = 2;           // K/V ring stages
+  int kernel_dim_ = 0;       // the compiled head dim that runs (head_dim, or the next one: padded)
   int persistent_ctas_ = 0;  // CTAs of a persistent launch (the SM count); 0 = one per tile
   SplitTail split_;
   CUtensorMap tq_{}, tk_{}, tv_{}, to_{};

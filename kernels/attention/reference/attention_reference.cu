@@ -41,10 +41,10 @@ struct RefParams {
   const void *q, *k, *v;
   void* o;
   float* lse;
-  const int *cu_q, *cu_k;  // cumulative lengths (batch + 1)
-  int heads, heads_kv, head_dim;
-  int seqlen_q;               // padded length (LSE stride without varlen)
-  long long lse_head_stride;  // varlen: capacity rows
+  const int *cu_q, *cu_k;                     // cumulative lengths (batch + 1)
+  int heads, heads_kv, head_dim, head_dim_v;  // Q/K and V/O
+  int seqlen_q;                               // padded length (LSE stride without varlen)
+  long long lse_head_stride;                  // varlen: capacity rows
   int varlen, causal;
   float scale;
 };
@@ -55,11 +55,12 @@ __global__ void __launch_bounds__(kThreads) attention_reference_kernel(RefParams
   const int q0 = p.cu_q[b], len_q = p.cu_q[b + 1] - q0;
   const int k0 = p.cu_k[b], len_k = p.cu_k[b + 1] - k0;
   if (i >= len_q) return;
-  const int D = p.head_dim, hk = h / (p.heads / p.heads_kv), tid = threadIdx.x;
+  const int D = p.head_dim, DV = p.head_dim_v, hk = h / (p.heads / p.heads_kv), tid = threadIdx.x;
   const T* q = static_cast<const T*>(p.q) + (static_cast<long long>(q0 + i) * p.heads + h) * D;
   const T* k = static_cast<const T*>(p.k) + static_cast<long long>(k0) * p.heads_kv * D + hk * D;
-  const T* v = static_cast<const T*>(p.v) + static_cast<long long>(k0) * p.heads_kv * D + hk * D;
-  const long long kv_stride = static_cast<long long>(p.heads_kv) * D;
+  const T* v = static_cast<const T*>(p.v) + static_cast<long long>(k0) * p.heads_kv * DV + hk * DV;
+  const long long kv_stride = static_cast<long long>(p.heads_kv) * D,
+                  v_stride = static_cast<long long>(p.heads_kv) * DV;
   const int end = p.causal ? min(len_k, max(0, i + len_k - len_q + 1)) : len_k;
 
   __shared__ float sq[256];
@@ -93,16 +94,16 @@ __global__ void __launch_bounds__(kThreads) attention_reference_kernel(RefParams
     __syncthreads();
     const int n = min(kThreads, end - c);
     for (int jj = 0; jj < n; ++jj) {
-      const T* vj = v + static_cast<long long>(c + jj) * kv_stride;
-      if (tid < D) acc0 = fmaf(sp[jj], to_float(vj[tid]), acc0);
-      if (tid + kThreads < D) acc1 = fmaf(sp[jj], to_float(vj[tid + kThreads]), acc1);
+      const T* vj = v + static_cast<long long>(c + jj) * v_stride;
+      if (tid < DV) acc0 = fmaf(sp[jj], to_float(vj[tid]), acc0);
+      if (tid + kThreads < DV) acc1 = fmaf(sp[jj], to_float(vj[tid + kThreads]), acc1);
     }
     __syncthreads();
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  T* o = static_cast<T*>(p.o) + (static_cast<long long>(q0 + i) * p.heads + h) * D;
-  if (tid < D) o[tid] = float_to<T>(acc0 * inv);
-  if (tid + kThreads < D) o[tid + kThreads] = float_to<T>(acc1 * inv);
+  T* o = static_cast<T*>(p.o) + (static_cast<long long>(q0 + i) * p.heads + h) * DV;
+  if (tid < DV) o[tid] = float_to<T>(acc0 * inv);
+  if (tid + kThreads < DV) o[tid + kThreads] = float_to<T>(acc1 * inv);
   if (tid == 0) {
     const long long li =
         p.varlen ? h * p.lse_head_stride + q0 + i : (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i;
@@ -151,6 +152,7 @@ void attention_reference_forward(const AttentionShape& s, const void* q, const v
   p.heads = static_cast<int>(s.heads);
   p.heads_kv = static_cast<int>(s.heads_kv);
   p.head_dim = static_cast<int>(s.head_dim);
+  p.head_dim_v = static_cast<int>(s.dv());
   p.seqlen_q = static_cast<int>(s.seqlen_q);
   p.lse_head_stride = lse_head_stride;
   p.varlen = s.varlen;

@@ -20,12 +20,14 @@ class AttentionReferenceHostCase final : public Case {
   AttentionReferenceHostCase(const AttentionShape& s, Context& ctx) : s_(s) {
     const auto n_q = static_cast<std::size_t>(s.batch * s.seqlen_q * s.heads * s.head_dim);
     const auto n_kv = static_cast<std::size_t>(s.batch * s.seqlen_k * s.heads_kv * s.head_dim);
+    const auto n_v = static_cast<std::size_t>(s.batch * s.seqlen_k * s.heads_kv * s.dv());
+    const auto n_o = static_cast<std::size_t>(s.batch * s.seqlen_q * s.heads * s.dv());
     const auto n_lse = static_cast<std::size_t>(s.batch * s.heads * s.seqlen_q);
     // Counted allocations, so the point reports its memory like a device point does.
     q_buf_ = ctx.backend.allocate(n_q * sizeof(float));
     k_buf_ = ctx.backend.allocate(n_kv * sizeof(float));
-    v_buf_ = ctx.backend.allocate(n_kv * sizeof(float));
-    o_buf_ = ctx.backend.allocate(n_q * sizeof(float));
+    v_buf_ = ctx.backend.allocate(n_v * sizeof(float));
+    o_buf_ = ctx.backend.allocate(n_o * sizeof(float));
     lse_buf_ = ctx.backend.allocate(n_lse * sizeof(float));
     std::vector<float> tmp(n_q);
     fill_random(tmp, ctx.seed + 1, s.dtype);
@@ -33,9 +35,10 @@ class AttentionReferenceHostCase final : public Case {
     tmp.resize(n_kv);
     fill_random(tmp, ctx.seed + 2, s.dtype);
     std::copy(tmp.begin(), tmp.end(), k_buf_.as<float>());
+    tmp.resize(n_v);
     fill_random(tmp, ctx.seed + 3, s.dtype);
     std::copy(tmp.begin(), tmp.end(), v_buf_.as<float>());
-    n_q_ = n_q;
+    n_o_ = n_o;
     n_lse_ = n_lse;
   }
 
@@ -49,18 +52,18 @@ class AttentionReferenceHostCase final : public Case {
     for (std::int64_t b = 0; b < s_.batch; ++b)
       for (std::int64_t i = 0; i < s_.seqlen_q; ++i)
         for (std::int64_t h = 0; h < s_.heads; ++h)
-          attention_row<float>(s_, q, k, v, b, h, i, o + ((b * s_.seqlen_q + i) * s_.heads + h) * s_.head_dim,
+          attention_row<float>(s_, q, k, v, b, h, i, o + ((b * s_.seqlen_q + i) * s_.heads + h) * s_.dv(),
                                lse + (b * s_.heads + h) * s_.seqlen_q + i, scratch);
   }
 
   Validation validate() override {
     // Poison the outputs so an unwritten element cannot pass.
-    std::fill(o_buf_.as<float>(), o_buf_.as<float>() + n_q_, std::nanf(""));
+    std::fill(o_buf_.as<float>(), o_buf_.as<float>() + n_o_, std::nanf(""));
     std::fill(lse_buf_.as<float>(), lse_buf_.as<float>() + n_lse_, std::nanf(""));
     run();
     Validation v;
     v.tolerance = 1e-5;
-    for (std::size_t i = 0; i < n_q_; ++i)
+    for (std::size_t i = 0; i < n_o_; ++i)
       if (std::isnan(o_buf_.as<float>()[i])) {
         v.ok = false;
         v.error = INFINITY;
@@ -68,7 +71,7 @@ class AttentionReferenceHostCase final : public Case {
         return v;
       }
     // Compare sampled rows (always the first and last query rows) with a double computation.
-    std::vector<double> ref(static_cast<std::size_t>(s_.head_dim)), scratch;
+    std::vector<double> ref(static_cast<std::size_t>(s_.dv())), scratch;
     double worst = 0, scale = 0;
     const std::int64_t rows = s_.batch * s_.heads * s_.seqlen_q;
     const std::int64_t step = std::max<std::int64_t>(1, rows / 64);
@@ -79,8 +82,8 @@ class AttentionReferenceHostCase final : public Case {
         double ref_lse = 0;
         attention_row<double>(s_, q_buf_.as<float>(), k_buf_.as<float>(), v_buf_.as<float>(), b, h, i, ref.data(),
                               &ref_lse, scratch);
-        const float* o = o_buf_.as<float>() + ((b * s_.seqlen_q + i) * s_.heads + h) * s_.head_dim;
-        for (std::int64_t x = 0; x < s_.head_dim; ++x) {
+        const float* o = o_buf_.as<float>() + ((b * s_.seqlen_q + i) * s_.heads + h) * s_.dv();
+        for (std::int64_t x = 0; x < s_.dv(); ++x) {
           worst = std::max(worst, std::fabs(o[x] - ref[static_cast<std::size_t>(x)]));
           scale = std::max(scale, std::fabs(ref[static_cast<std::size_t>(x)]));
         }
@@ -100,7 +103,7 @@ class AttentionReferenceHostCase final : public Case {
  private:
   AttentionShape s_;
   DeviceBuffer q_buf_, k_buf_, v_buf_, o_buf_, lse_buf_;
-  std::size_t n_q_ = 0, n_lse_ = 0;
+  std::size_t n_o_ = 0, n_lse_ = 0;
 };
 
 class AttentionReferenceHost final : public Implementation {

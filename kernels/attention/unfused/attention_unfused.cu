@@ -88,8 +88,8 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
     const std::size_t el = dtype_size(s.dtype);
     std::vector<const void*> ptrs(4 * bh);
     std::vector<void*> outs(2 * bh);
-    const auto D = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(s.heads),
-               Hk = static_cast<std::size_t>(s.heads_kv), group = H / Hk;
+    const auto D = static_cast<std::size_t>(s.head_dim), DV = static_cast<std::size_t>(s.dv()),
+               H = static_cast<std::size_t>(s.heads), Hk = static_cast<std::size_t>(s.heads_kv), group = H / Hk;
     const auto* q = static_cast<const char*>(q_.get());
     const auto* k = static_cast<const char*>(k_.get());
     const auto* v = static_cast<const char*>(v_.get());
@@ -98,10 +98,11 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
         const std::size_t i = b * H + h;
         ptrs[0 * bh + i] = q + ((b * static_cast<std::size_t>(s.seqlen_q) * H + h) * D) * el;
         ptrs[1 * bh + i] = k + ((b * static_cast<std::size_t>(s.seqlen_k) * Hk + h / group) * D) * el;
-        ptrs[2 * bh + i] = v + ((b * static_cast<std::size_t>(s.seqlen_k) * Hk + h / group) * D) * el;
+        ptrs[2 * bh + i] = v + ((b * static_cast<std::size_t>(s.seqlen_k) * Hk + h / group) * DV) * el;
         ptrs[3 * bh + i] = static_cast<const char*>(probs_.get()) + i * pairs * el;
         outs[0 * bh + i] = static_cast<char*>(scores_.get()) + i * pairs * sizeof(float);
-        outs[1 * bh + i] = static_cast<char*>(o_.get()) + ((b * static_cast<std::size_t>(s.seqlen_q) * H + h) * D) * el;
+        outs[1 * bh + i] =
+            static_cast<char*>(o_.get()) + ((b * static_cast<std::size_t>(s.seqlen_q) * H + h) * DV) * el;
       }
     in_ptrs_ = ctx.backend.allocate(ptrs.size() * sizeof(void*));
     out_ptrs_ = ctx.backend.allocate(outs.size() * sizeof(void*));
@@ -121,6 +122,8 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
     const auto bh = static_cast<int>(s_.batch * s_.heads);
     const int sq = static_cast<int>(s_.seqlen_q), sk = static_cast<int>(s_.seqlen_k), d = static_cast<int>(s_.head_dim);
     const int ldq = static_cast<int>(s_.heads * s_.head_dim), ldk = static_cast<int>(s_.heads_kv * s_.head_dim);
+    const int dv = static_cast<int>(s_.dv()), ldv = static_cast<int>(s_.heads_kv * s_.dv()),
+              ldo = static_cast<int>(s_.heads * s_.dv());
     const cudaDataType_t t = cuda_type(s_.dtype);
     const auto* const* in = static_cast<const void* const*>(in_ptrs_.get());
     void* const* out = static_cast<void* const*>(out_ptrs_.get());
@@ -145,9 +148,9 @@ class UnfusedCase final : public attention::DeviceAttentionCase {
         break;
     }
     GENBENCH_CHECK_LAUNCH();
-    // Row-major O (sq x d, ld heads*d) is column-major O^T = V^T-view x P^T: m = d, n = sq, k = sk.
-    GENBENCH_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, d, sq, sk, &one, in + 2 * bh,
-                                                      t, ldk, in + 3 * bh, t, sk, &zero, out + bh, t, ldq, bh,
+    // Row-major O (sq x dv, ld heads*dv) is column-major O^T = V^T-view x P^T: m = dv, n = sq, k = sk.
+    GENBENCH_UNFUSED_CHECK_CUBLAS(cublasGemmBatchedEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, dv, sq, sk, &one, in + 2 * bh,
+                                                      t, ldv, in + 3 * bh, t, sk, &zero, out + bh, t, ldo, bh,
                                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
   std::string config_name() const override { return "cublasGemmBatchedEx fp32 S + softmax + cublasGemmBatchedEx"; }
@@ -164,7 +167,8 @@ class AttentionUnfused final : public Implementation {
     if (auto why = dtype_not_in(s.dtype, {DType::fp32, DType::fp16, DType::bf16}); !why.empty()) return why;
     if (s.varlen) return "varlen is not supported (the batched GEMMs take one shape)";
     if (s.batch > 65535 || s.heads > 65535) return "batch and heads must be at most 65535 (grid limits)";
-    if (s.heads * s.head_dim > 2147483647 || s.seqlen_k > 2147483647) return "leading dimensions beyond int";
+    if (s.heads * std::max(s.head_dim, s.dv()) > 2147483647 || s.seqlen_k > 2147483647)
+      return "leading dimensions beyond int";
     return "";
   }
   std::unique_ptr<Case> prepare(const Point& p, Context& ctx) const override {

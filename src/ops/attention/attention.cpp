@@ -13,6 +13,7 @@ AttentionShape AttentionShape::from(const Point& p) {
   s.seqlen_q = p.integer(a::seqlen_q);
   s.seqlen_k = p.integer(a::seqlen_k) > 0 ? p.integer(a::seqlen_k) : s.seqlen_q;
   s.head_dim = p.integer(a::head_dim);
+  s.head_dim_v = p.integer(a::head_dim_v);
   s.batch =
       p.integer(a::tokens) > 0 ? std::max<std::int64_t>(1, p.integer(a::tokens) / s.seqlen_q) : p.integer(a::batch);
   s.heads = p.integer(a::hidden) > 0 ? p.integer(a::hidden) / s.head_dim : p.integer(a::heads);
@@ -84,7 +85,7 @@ double AttentionShape::flops() const {
     const auto lq = lengths_q(), lk = lengths_k();
     for (std::size_t b = 0; b < lq.size(); ++b) total += pairs(lq[b], lk[b], causal);
   }
-  return 4.0 * static_cast<double>(heads) * total * static_cast<double>(head_dim);
+  return 2.0 * static_cast<double>(heads) * total * static_cast<double>(head_dim + dv());
 }
 
 namespace {
@@ -115,13 +116,22 @@ class AttentionOp final : public Op {
         .default_(0)
         .range(0, std::int64_t{1} << 24)
         .help("key length (0 = seqlen_q)");
-    v.int64(a::head_dim, "head_dim").default_(128).range(1, 1024).allowed({64, 128, 256}).help("head dimension");
+    v.int64(a::head_dim, "head_dim")
+        .default_(128)
+        .range(1, 1024)
+        .allowed({64, 96, 128, 192, 256})
+        .help("head dimension of Q and K");
     v.boolean(a::causal, "causal").help("bottom-right aligned causal mask");
     v.choice(a::dtype, "dtype", {"fp16", "bf16", "fp8_e4m3", "fp32"}).default_("bf16").help("input precision");
     v.real(a::scale, "scale").default_(0.0).help("softmax scale (0 = 1/sqrt(head_dim))");
     v.choice(a::mode, "mode", {"eager", "graph"}).default_("eager").help("execution mode");
     v.boolean(a::varlen, "varlen")
         .help("packed variable-length batch: per-sequence lengths drawn in [seqlen/2, seqlen], seeded");
+    v.int64(a::head_dim_v, "head_dim_v")
+        .default_(0)
+        .range(0, 1024)
+        .allowed({0, 64, 96, 128, 192, 256})
+        .help("head dimension of V and O (0 = head_dim; DeepSeek MLA prefill: head_dim 192, head_dim_v 128)");
     return v.done();
   }
 
@@ -147,8 +157,10 @@ class AttentionOp final : public Op {
     for (auto n : s.lengths_k()) tk += n;
     // fp8 inputs give a bf16 output (kernels/attention/common/attention_validate.h).
     const double out_el = s.dtype == DType::fp8_e4m3 ? 2.0 : el;
-    w.bytes = static_cast<double>(s.head_dim) * (el * static_cast<double>(s.heads * tq + 2 * s.heads_kv * tk) +
-                                                 out_el * static_cast<double>(s.heads * tq));
+    const auto d = static_cast<double>(s.head_dim), dv = static_cast<double>(s.dv());
+    w.bytes =
+        el * (d * static_cast<double>(s.heads * tq + s.heads_kv * tk) + dv * static_cast<double>(s.heads_kv * tk)) +
+        out_el * dv * static_cast<double>(s.heads * tq);
     return w;
   }
 
@@ -167,7 +179,8 @@ class AttentionOp final : public Op {
                 [=](const Point& p, int) { return total(shape(p).lengths_q()); });
     c.effective("total_tokens_k", "tokens", "key rows over all sequences (with varlen, the drawn lengths' sum)",
                 [=](const Point& p, int) { return total(shape(p).lengths_k()); });
-    c.metric("tflops", "TFLOP/s", "4*b*h*sq*sk*d per second (causal with sq == sk halved), median time",
+    c.metric("tflops", "TFLOP/s",
+             "2*b*h*sq*sk*(d+dv) per second (4*b*h*sq*sk*d when dv = d; causal with sq == sk halved), median time",
              [](const Work& w, double t) { return w.flops / t / 1e12; });
     return c.done();
   }
@@ -197,11 +210,12 @@ class AttentionOp final : public Op {
 
   std::string describe(const Point& p) const override {
     const auto s = AttentionShape::from(p);
-    return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s%s %s", dtype_name(s.dtype),
+    const std::string dv = s.dv() != s.head_dim ? strprintf("/%lld", static_cast<long long>(s.dv())) : "";
+    return strprintf("%s b=%lld h=%lld/%lld sq=%lld sk=%lld d=%lld%s%s%s %s", dtype_name(s.dtype),
                      static_cast<long long>(s.batch), static_cast<long long>(s.heads),
                      static_cast<long long>(s.heads_kv), static_cast<long long>(s.seqlen_q),
-                     static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim), s.causal ? " causal" : "",
-                     s.varlen ? " varlen" : "", s.graph ? "graph" : "eager");
+                     static_cast<long long>(s.seqlen_k), static_cast<long long>(s.head_dim), dv.c_str(),
+                     s.causal ? " causal" : "", s.varlen ? " varlen" : "", s.graph ? "graph" : "eager");
   }
 };
 

@@ -21,9 +21,10 @@ enum : std::size_t {
   head_dim,
   causal,
   dtype,
-  scale,   // softmax scale; 0 = 1/sqrt(head_dim)
-  mode,    // eager | graph
-  varlen,  // packed variable-length batch: lengths drawn in [seqlen/2, seqlen] per sequence
+  scale,       // softmax scale; 0 = 1/sqrt(head_dim)
+  mode,        // eager | graph
+  varlen,      // packed variable-length batch: lengths drawn in [seqlen/2, seqlen] per sequence
+  head_dim_v,  // V's and O's head dimension; 0 = head_dim (MLA prefill: Q/K 192, V 128)
   count
 };
 }
@@ -34,7 +35,10 @@ struct AttentionShape {
   DType dtype;
   float scale;
   bool graph;
-  bool varlen;  // packed sequences (cu_seqlens); batch holds up to batch * seqlen_q tokens
+  bool varlen;                  // packed sequences (cu_seqlens); batch holds up to batch * seqlen_q tokens
+  std::int64_t head_dim_v = 0;  // V's and O's head dimension; 0 = head_dim (read it through dv())
+
+  std::int64_t dv() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 
   static AttentionShape from(const Point& p);
   // Per-sequence lengths: seqlen_q / seqlen_k for every sequence, or with varlen a seeded
@@ -44,7 +48,8 @@ struct AttentionShape {
   std::vector<std::int64_t> lengths_k(std::uint64_t draw = 0) const;
   // Unmasked (query, key) pairs per head: sq*sk, or for causal (bottom-right aligned) the
   // exact count; FLOPs use sq*sk/2 for causal with sq == sk, as FlashAttention reports.
-  // With varlen, the sum over the drawn sequence lengths (draw 0).
+  // With varlen, the sum over the drawn sequence lengths (draw 0). Per pair: 2 * head_dim for
+  // Q K^T and 2 * head_dim_v for P V.
   double flops() const;
 };
 

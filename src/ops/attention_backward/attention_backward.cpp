@@ -33,6 +33,10 @@ class AttentionBackwardOp final : public Op {
     Axes v(fwd().define_axes());
     v.at("dtype").choices = {"fp16", "bf16", "fp32"};
     v.at("dtype").help = "input and gradient precision (fp32: the host reference)";
+    // The backward kernels take one head dim for Q, K and V, and only these.
+    v.at("head_dim").allowed = {64, 128, 256};
+    v.at("head_dim_v").allowed = {0};
+    v.at("head_dim_v").help = "0 only: the backward takes V's head dimension from head_dim";
     v.boolean(attention_backward_axis::deterministic, "deterministic")
         .help("dQ without atomics: the same bits on every run");
     return v.done();

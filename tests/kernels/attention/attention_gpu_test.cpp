@@ -3,11 +3,13 @@
 // sampled rows (kernels/attention/common/attention_validate.h). Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "backend/backend.h"
+#include "core/error.h"
 #include "ops/attention/attention.h"
 #include "ops/implementation.h"
 #include "support/attention.h"
@@ -123,6 +125,37 @@ TEST_F(AttentionGpu, CudnnWhenAvailable) {
       for (bool causal : {false, true})
         for (const Shape& s : {Shape{2, 4, 4, 128, 128}, Shape{2, 4, 2, 1000, 1000}, Shape{1, 2, 2, 3000, 5000}})
           check("cudnn", point("cudnn", s, d, causal, dt), true);
+}
+
+// Head dims 96 and 192 and unequal Q/K and V/O dims (MLA prefill's 192/128): the reference,
+// unfused and cuDNN take them (cuDNN where its engines do: a graph no engine builds says so
+// when prepared, and is reported here); fa2 refuses unequal dims by name.
+TEST_F(AttentionGpu, HeadDims96And192AndUnequal) {
+  const struct {
+    std::int64_t d, dv;
+  } dims[] = {{96, 0}, {192, 0}, {192, 128}};
+  for (const auto& k : dims)
+    for (bool causal : {false, true})
+      for (const Shape& s : {Shape{2, 4, 2, 17, 17}, Shape{1, 2, 2, 1000, 1000}, Shape{1, 2, 1, 300, 500}}) {
+        for (const char* impl : {"reference", "unfused"}) {
+          Point p = point(impl, s, k.d, causal, "bf16");
+          p.values[attention_axis::head_dim_v] = AxisValue{k.dv};
+          check(impl, p);
+        }
+        Point p = point("cudnn", s, k.d, causal, "bf16");
+        p.values[attention_axis::head_dim_v] = AxisValue{k.dv};
+        try {
+          check("cudnn", p, true);
+        } catch (const Error& e) {
+          std::printf("  cudnn %s: %s\n", attention_op().describe(p).c_str(), e.what());
+        }
+      }
+  const Implementation* fa2 = Registry::instance().find("attention", "fa2", BackendKind::cuda);
+  ASSERT_NE(fa2, nullptr);
+  Context ctx{*backend_, test::comm(), 5};
+  Point p = point("fa2", {1, 2, 2, 128, 128}, 192, false, "bf16");
+  p.values[attention_axis::head_dim_v] = AxisValue{128};
+  EXPECT_NE(fa2->can_implement(p, ctx).find("one head dim"), std::string::npos);
 }
 
 }  // namespace

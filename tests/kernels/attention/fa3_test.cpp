@@ -145,6 +145,51 @@ TEST_F(Fa3Gpu, HeadDim256) {
   check({1, 4, 4, 3000, 5000}, 256, true, "bf16");
 }
 
+// Head dims without a kernel of their own run on the next compiled one, padded by TMA's zero
+// fill: 96 on d=128, 192 on its own kernel (112-key tiles), MLA's 192/128 (Q/K 192, V/O 128) and
+// 128/192 on d=192. Odd lengths, causal, GQA, varlen with tiles running into the next
+// sequence (O's 16-byte stores, whose columns past O's own must not be written), graph mode.
+Point fa3_dims_point(const Fa3Shape& s, std::int64_t d, std::int64_t dv, bool causal, const char* dtype,
+                     bool varlen = false, bool graph = false) {
+  Point p = fa3_point(s, d, causal, dtype, graph, varlen);
+  p.values[attention_axis::head_dim_v] = AxisValue{dv};
+  return p;
+}
+
+TEST_F(Fa3Gpu, HeadDims96And192AndMla) {
+  const struct {
+    std::int64_t d, dv;
+    const char* kernel;  // the variant's start
+  } dims[] = {{96, 0, "m128n128d96@128"},
+              {192, 0, "m128n112d192-"},
+              {192, 128, "m128n112d192/128@192"},
+              {128, 192, "m128n112d128/192@192"}};
+  for (const auto& k : dims)
+    for (const char* dt : {"bf16", "fp16"})
+      for (bool causal : {false, true})
+        for (std::int64_t n : {1, 17, 1000, 4097}) {
+          auto c = check(fa3_dims_point({1, 4, 2, n, n}, k.d, k.dv, causal, dt));
+          ASSERT_NE(c, nullptr);
+          EXPECT_EQ(c->variant().rfind(k.kernel, 0), 0u) << c->variant();
+        }
+  for (const auto& k : dims)
+    for (bool causal : {false, true}) {
+      check(fa3_dims_point({1, 4, 4, 3000, 5000}, k.d, k.dv, causal, "bf16"));
+      check(fa3_dims_point({5, 4, 2, 1000, 1000}, k.d, k.dv, causal, "bf16", true));
+      check(fa3_dims_point({3, 4, 4, 301, 777}, k.d, k.dv, causal, "fp16", true));
+    }
+  check(fa3_dims_point({2, 4, 4, 1000, 1000}, 192, 128, true, "bf16", false, true));
+}
+
+TEST_F(Fa3Gpu, RefusesHeadDimsItCannotRun) {
+  const Implementation* im = Registry::instance().find("attention", "fa3", BackendKind::cuda);
+  ASSERT_NE(im, nullptr);
+  Context ctx{*backend_, test::comm(), 1};
+  // fp8 takes 128 and 256 with V's the same.
+  EXPECT_NE(im->can_implement(fa3_dims_point({1, 4, 4, 128, 128}, 192, 128, false, "fp8_e4m3"), ctx), "");
+  EXPECT_NE(im->can_implement(fa3_dims_point({1, 4, 4, 128, 128}, 96, 0, false, "fp8_e4m3"), ctx), "");
+}
+
 TEST_F(Fa3Gpu, GraphMode) { check({2, 4, 4, 1000, 1000}, 128, true, "bf16", true); }
 
 // Packed variable-length batches: lengths drawn in [seqlen/2, seqlen] per sequence, tails that
