@@ -193,6 +193,7 @@ class AttentionOp final : public Op {
         .ints("seqlen_q", {17})
         .ints("seqlen_k", {40})
         .ints("head_dim", {64})
+        .ints("head_dim_v", {0, 128})
         .flags("causal", {false, true})
         .choices("dtype", {"bf16", "fp8_e4m3"});
   }
