@@ -131,9 +131,7 @@ TEST_F(AttentionGpu, CudnnWhenAvailable) {
 // unfused and cuDNN take them (cuDNN where its engines do: a graph no engine builds says so
 // when prepared, and is reported here); fa2 refuses unequal dims by name.
 TEST_F(AttentionGpu, HeadDims96And192AndUnequal) {
-  const struct {
-    std::int64_t d, dv;
-  } dims[] = {{96, 0}, {192, 0}, {192, 128}};
+  const struct { std::int64_t d, dv; } dims[] = {{96, 0}, {192, 0}, {192, 128}};
   for (const auto& k : dims)
     for (bool causal : {false, true})
       for (const Shape& s : {Shape{2, 4, 2, 17, 17}, Shape{1, 2, 2, 1000, 1000}, Shape{1, 2, 1, 300, 500}}) {
