@@ -144,7 +144,7 @@ TEST_F(AttentionGpu, HeadDims96And192AndUnequal) {
         p.values[attention_axis::head_dim_v] = AxisValue{k.dv};
         try {
           check("cudnn", p, true);
-        } catch (const Error& e) {
+        } catch (const Unsupported& e) {  // no engine for the graph: reported, anything else fails
           std::printf("  cudnn %s: %s\n", attention_op().describe(p).c_str(), e.what());
         }
       }
